@@ -1,19 +1,156 @@
 /*
-** core.c — the jrpc.core module: one translation unit made of the files below.
+** core.c — the jrpc.core module. The core is one translation unit made
+** of the files included below, so every helper stays static and only
+** luaopen_jrpc_core is exported.
 */
+#define _POSIX_C_SOURCE 200809L
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
 #include "jrpc.h"
 
+#include "buf.c"
+#include "scan.c"
+#include "encode.c"
+#include "tolua.c"
+#include "message.c"
+#include "frame.c"
+#include "codec.c"
 #include "pending.c"
 
+/* module functions: upvalues array_mt, object_mt, a scratch codec */
+#define SCRATCH  ((Codec *)lua_touserdata(L, lua_upvalueindex(3)))
+
+
+/* core.encode(value [, max_depth]) -> json | nil, msg */
+static int core_encode (lua_State *L) {
+  Codec *C = SCRATCH;
+  int depth = (int)luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  Enc E;
+  luaL_checkany(L, 1);
+  luaL_argcheck(L, depth >= 1, 2, "max_depth must be positive");
+  C->out.n = 0;
+  if (!encode_into(L, &C->out, 1, AMT, OMT, depth, &E))
+    return encode_fail(L, &E);
+  lua_pushlstring(L, C->out.p, C->out.n);
+  if (C->out.cap > 65536) buf_free(L, &C->out);  /* keep no big scratch */
+  return 1;
+}
+
+
+/* core.decode(json [, max_depth]) -> value | nil, msg */
+static int core_decode (lua_State *L) {
+  Codec *C = SCRATCH;
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *e = s + len, *p = skip_ws(s, e), *end;
+  int depth = (int)luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  Scan S;
+  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
+                "max_depth must be from 1 to 1000");
+  memset(&S, 0, sizeof(S));
+  S.max_depth = depth;
+  end = scan_value(&S, p, e, 0);
+  if (end != NULL && skip_ws(end, e) != e)
+    end = scan_fail(&S, skip_ws(end, e), "trailing characters");
+  if (end == NULL) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s at byte %d", S.err, (int)(S.at - s) + 1);
+    return 2;
+  }
+  if (S.has_nul) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "strings holding \\u0000 are not supported");
+    return 2;
+  }
+  if (*p == '"') push_jstring(L, &C->scratch, p, end);
+  else if (*p == '-' || isdigit_(*p)) {
+    int isint;
+    long long v;
+    scan_number(&S, p, end, &isint);
+    if (isint && token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
+    else push_json(L, &C->tree, p, end, AMT);
+  }
+  else push_json(L, &C->tree, p, end, AMT);
+  return 1;
+}
+
+
+/* core.rawid(id) -> JSON text of an integer or string id */
+static int core_rawid (lua_State *L) {
+  Codec *C = SCRATCH;
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    C->out.n = 0;
+    if (!enc_string(L, &C->out, s, len))
+      return luaL_argerror(L, 1, "id is not valid UTF-8");
+    lua_pushlstring(L, C->out.p, C->out.n);
+    return 1;
+  }
+  if (lua_type(L, 1) == LUA_TNUMBER) {
+    lua_Number n = lua_tonumber(L, 1);
+#if !defined(JR_NO_INTEGERS)
+    if (lua_isinteger(L, 1)) n = 0;  /* any integer is fine */
+#endif
+    luaL_argcheck(L, n == floor(n) && fabs(n) <= MAX_SAFE_INT, 1,
+                  "a numeric id must be an integer (within 2^53 as a float)");
+    C->out.n = 0;
+#if !defined(JR_NO_INTEGERS)
+    if (lua_isinteger(L, 1)) enc_integer(L, &C->out, (long long)lua_tointeger(L, 1));
+    else
+#endif
+    enc_integer(L, &C->out, (long long)lua_tonumber(L, 1));
+    lua_pushlstring(L, C->out.p, C->out.n);
+    return 1;
+  }
+  return luaL_argerror(L, 1, "an id must be an integer or a string");
+}
+
+
+/* core.now() -> monotonic seconds */
+static int core_now (lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  return 1;
+}
+
+
 static const luaL_Reg core_funcs[] = {
+  {"encode", core_encode},
+  {"decode", core_decode},
+  {"rawid", core_rawid},
   {NULL, NULL}
 };
 
-#if defined(__GNUC__)
-__attribute__((visibility("default")))
-#endif
-int luaopen_jrpc_core (lua_State *L) {
-  luaL_newlib(L, core_funcs);
+
+JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
+  lua_createtable(L, 0, 12);             /* the module */
+  lua_newtable(L);                       /* array_mt */
+  lua_pushliteral(L, "array");
+  lua_setfield(L, -2, "__jsontype");
+  lua_newtable(L);                       /* object_mt */
+  lua_pushliteral(L, "object");
+  lua_setfield(L, -2, "__jsontype");
+  codec_open(L);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -4, "array_mt");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -4, "object_mt");
+  /* a private codec gives the module functions their scratch buffers */
+  lua_pushcfunction(L, core_codec);
+  lua_call(L, 0, 1);
+  luaL_setfuncs(L, core_funcs, 3);       /* pops array_mt, object_mt, codec */
+  lua_pushcfunction(L, core_codec);
+  lua_setfield(L, -2, "codec");
+  lua_pushcfunction(L, core_now);
+  lua_setfield(L, -2, "now");
+  lua_pushlightuserdata(L, NULL);
+  lua_setfield(L, -2, "null");
   pending_open(L);
   return 1;
 }

@@ -1,0 +1,55 @@
+/*
+** buf.c — a growable byte buffer whose memory comes from the state's
+** allocator. A buffer lives inside a userdata (a codec), so a Lua error
+** raised while it is being filled never leaks it: the owner's __gc frees it.
+*/
+
+typedef struct Buf {
+  char *p;
+  size_t n;    /* bytes in use */
+  size_t cap;  /* bytes allocated */
+} Buf;
+
+
+static void buf_free (lua_State *L, Buf *b) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  if (b->p != NULL) f(ud, b->p, b->cap, 0);
+  b->p = NULL;
+  b->n = b->cap = 0;
+}
+
+
+/*
+** Make room for 'extra' more bytes. Allocate first, then commit, so the
+** buffer stays consistent when the allocation fails and we raise.
+*/
+static char *buf_reserve (lua_State *L, Buf *b, size_t extra) {
+  if (jr_unlikely(b->cap - b->n < extra)) {
+    void *ud;
+    lua_Alloc f = lua_getallocf(L, &ud);
+    size_t need = b->n + extra;
+    size_t ncap = b->cap ? b->cap : 256;
+    char *np;
+    if (need < b->n) luaL_error(L, "buffer size overflow");
+    while (ncap < need) ncap = (ncap > ((size_t)-1) / 2) ? need : ncap * 2;
+    np = (char *)f(ud, b->p, b->cap, ncap);
+    if (np == NULL) luaL_error(L, "not enough memory");
+    b->p = np;
+    b->cap = ncap;
+  }
+  return b->p + b->n;
+}
+
+
+static void buf_add (lua_State *L, Buf *b, const char *s, size_t len) {
+  memcpy(buf_reserve(L, b, len), s, len);
+  b->n += len;
+}
+
+#define buf_addlit(L, b, s)  buf_add(L, b, "" s, sizeof(s) - 1)
+
+static void buf_addc (lua_State *L, Buf *b, char c) {
+  if (jr_unlikely(b->n == b->cap)) buf_reserve(L, b, 1);
+  b->p[b->n++] = c;
+}

@@ -1,0 +1,466 @@
+/*
+** codec.c — the codec userdata: one per connection. It owns the framer,
+** the limits, the profile and the scratch buffers, so two codecs (two
+** connections, two lua_States) never share anything.
+** Methods get upvalue 1 = core.array_mt and upvalue 2 = core.object_mt.
+*/
+
+#define CODEC_MT  "jrpc.Codec"
+#define AMT  lua_upvalueindex(1)
+#define OMT  lua_upvalueindex(2)
+
+#define DEFAULT_MAX_BYTES  (16u * 1024u * 1024u)
+#define DEFAULT_MAX_DEPTH  128
+#define DEFAULT_MAX_BATCH  1000
+#define DEPTH_CEILING      1000    /* cJSON's own nesting limit */
+#define HEAD  32                   /* room kept for a Content-Length header */
+
+typedef struct Codec {
+  Framer F;
+  int profile;
+  int max_depth;
+  int max_batch;
+  Buf scratch;       /* unescaped strings */
+  Buf spans;         /* batch member offsets */
+  Buf out;           /* encoder output */
+  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
+} Codec;
+
+
+static Codec *check_codec (lua_State *L) {
+  return (Codec *)luaL_checkudata(L, 1, CODEC_MT);
+}
+
+
+static int codec_gc (lua_State *L) {
+  Codec *C = check_codec(L);
+  buf_free(L, &C->F.in);
+  buf_free(L, &C->scratch);
+  buf_free(L, &C->spans);
+  buf_free(L, &C->out);
+  if (C->tree != NULL) { cJSON_Delete(C->tree); C->tree = NULL; }
+  return 0;
+}
+
+
+/* {======================= options =============================== */
+
+static lua_Integer opt_int (lua_State *L, const char *name, lua_Integer def,
+                            lua_Integer lo, lua_Integer hi) {
+  lua_Integer v;
+  lua_getfield(L, 2, name);
+  if (lua_isnil(L, -1)) v = def;
+  else {
+    lua_Number n = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || n != (lua_Number)(lua_Integer)n ||
+        n < (lua_Number)lo || n > (lua_Number)hi)
+      return luaL_error(L, "option '%s' must be an integer from %d to %d",
+                        name, (int)(lo > 2147483647 ? 2147483647 : lo),
+                        (int)(hi > 2147483647 ? 2147483647 : hi));
+    v = (lua_Integer)n;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+
+static int opt_choice (lua_State *L, const char *name, const char *const list[],
+                       int def) {
+  int i;
+  const char *s;
+  lua_getfield(L, 2, name);
+  if (lua_isnil(L, -1)) { lua_pop(L, 1); return def; }
+  s = lua_tostring(L, -1);
+  for (i = 0; s != NULL && list[i] != NULL; i++)
+    if (strcmp(list[i], s) == 0) { lua_pop(L, 1); return i; }
+  return luaL_error(L, "option '%s': unknown value '%s'", name,
+                    s ? s : luaL_typename(L, -1));
+}
+
+
+/* raise on an option name the codec does not know (typos) */
+static void check_option_names (lua_State *L) {
+  static const char *const known[] = {"framing", "profile",
+    "max_message_bytes", "max_depth", "max_batch", NULL};
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    int i, ok = 0;
+    const char *k = (lua_type(L, -2) == LUA_TSTRING) ? lua_tostring(L, -2) : "?";
+    for (i = 0; known[i] != NULL; i++) ok |= (strcmp(known[i], k) == 0);
+    if (!ok) luaL_error(L, "unknown codec option '%s'", k);
+    lua_pop(L, 1);
+  }
+}
+
+/* }=============================================================== */
+
+
+/* core.codec([opts]) */
+static int core_codec (lua_State *L) {
+  static const char *const framings[] = {"ndjson", "lsp", NULL};
+  static const char *const profiles[] = {"jsonrpc", "mcp", "lsp", NULL};
+  Codec *C;
+  int lsp;
+  lua_Integer max_bytes;
+  if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  C = (Codec *)lua_newuserdatauv(L, sizeof(Codec), 0);
+  memset(C, 0, sizeof(*C));   /* empty first: __gc is safe from here on */
+  luaL_setmetatable(L, CODEC_MT);
+  lua_insert(L, 1);           /* codec at 1, options at 2 */
+  check_option_names(L);
+  lsp = opt_choice(L, "framing", framings, 0);
+  C->profile = opt_choice(L, "profile", profiles, PROFILE_JSONRPC);
+  max_bytes = opt_int(L, "max_message_bytes", DEFAULT_MAX_BYTES, 1,
+                      (lua_Integer)1 << 40);
+  C->max_depth = (int)opt_int(L, "max_depth", DEFAULT_MAX_DEPTH, 1,
+                              DEPTH_CEILING);
+  C->max_batch = (int)opt_int(L, "max_batch", DEFAULT_MAX_BATCH, 1,
+                              1 << 30);
+  frame_init(&C->F, lsp, (size_t)max_bytes);
+  lua_settop(L, 1);
+  return 1;
+}
+
+
+static void msg_ctx (Codec *C, MsgCtx *M) {
+  M->profile = C->profile;
+  M->max_batch = C->max_batch;
+  M->S.max_depth = C->max_depth;
+  M->scratch = &C->scratch;
+  M->spans = &C->spans;
+  M->tree = &C->tree;
+  M->amt = AMT;
+}
+
+
+/* {======================= batches =============================== */
+
+static int batch_error (lua_State *L, MsgCtx *M, const char *p,
+                        const char *e) {
+  const char *end = scan_value(&M->S, p, e, 0);
+  if (end != NULL && skip_ws(end, e) != e)
+    end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
+  return end == NULL ? push_scan_error(L, M, p) : 0;
+}
+
+
+/* pack the 'n' values on top of the stack into a new array */
+static void pack_top (lua_State *L, int n) {
+  int i, base = lua_gettop(L) - n;
+  lua_createtable(L, n, 0);
+  for (i = 1; i <= n; i++) {
+    lua_pushvalue(L, base + i);
+    lua_rawseti(L, -2, i);
+  }
+  lua_replace(L, base + 1);
+  lua_settop(L, base + 1);
+}
+
+
+/* a batch: [p, e) starts with '[' */
+static int decode_batch (lua_State *L, MsgCtx *M, const char *p,
+                         const char *e) {
+  const char *q;
+  size_t count = 0, i;
+  size_t *off;
+  reset_scan(M);
+  if (M->profile != PROFILE_JSONRPC) {
+    int n = batch_error(L, M, p, e);
+    return n ? n : push_invalid(L, JR_INVALID_REQUEST, "Batches are not allowed",
+                                NULL, 0, 1, "this profile has no batches");
+  }
+  M->spans->n = 0;
+  q = skip_ws(p + 1, e);
+  if (q < e && *q == ']') {
+    int n = batch_error(L, M, p, e);
+    return n ? n : push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL,
+                                0, 1, "empty batch");
+  }
+  for (;;) {
+    const char *end = scan_value(&M->S, q, e, 1);
+    size_t pair[2];
+    if (end == NULL) return push_scan_error(L, M, p);
+    if (++count > (size_t)M->max_batch) {
+      char detail[64];
+      snprintf(detail, sizeof(detail), "more than %d members", M->max_batch);
+      return push_invalid(L, JR_INVALID_REQUEST, "Batch too large", NULL, 0,
+                          1, detail);
+    }
+    pair[0] = (size_t)(q - p); pair[1] = (size_t)(end - p);
+    buf_add(L, M->spans, (const char *)pair, sizeof(pair));
+    q = skip_ws(end, e);
+    if (q < e && *q == ',') { q = skip_ws(q + 1, e); continue; }
+    if (q < e && *q == ']') break;
+    scan_fail(&M->S, q, "expected ',' or ']'");
+    return push_scan_error(L, M, p);
+  }
+  if (skip_ws(q + 1, e) != e) {
+    scan_fail(&M->S, skip_ws(q + 1, e), "trailing characters");
+    return push_scan_error(L, M, p);
+  }
+  lua_pushliteral(L, "batch");
+  lua_createtable(L, (int)count, 0);
+  off = (size_t *)M->spans->p;  /* stable: spans is not written below */
+  for (i = 0; i < count; i++) {
+    luaL_checkstack(L, 8, "batch too large");
+    pack_top(L, decode_one(L, M, p + off[2 * i], p + off[2 * i + 1]));
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  return 2;
+}
+
+/* }=============================================================== */
+
+
+/* decode the message [p, e) */
+static int decode_message (lua_State *L, MsgCtx *M, const char *p,
+                           const char *e) {
+  p = skip_ws(p, e);
+  if (p < e && *p == '[') return decode_batch(L, M, p, e);
+  return decode_one(L, M, p, e);
+}
+
+
+/* {======================= reading =============================== */
+
+static int codec_feed (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  if (C->F.eof) return luaL_error(L, "codec: feed after finish");
+  frame_feed(L, &C->F, s, len);
+  return 0;
+}
+
+
+static int codec_finish (lua_State *L) {
+  check_codec(L)->F.eof = 1;
+  return 0;
+}
+
+
+static int codec_want (lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)frame_want(&check_codec(L)->F));
+  return 1;
+}
+
+
+static int codec_next (lua_State *L) {
+  Codec *C = check_codec(L);
+  const char *p, *e;
+  FrameEvent ev;
+  MsgCtx M;
+  switch (frame_next(&C->F, &p, &e, &ev)) {
+    case FR_MSG:
+      msg_ctx(C, &M);
+      return decode_message(L, &M, p, e);
+    case FR_EVENT:
+      return push_invalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
+    default:
+      return 0;
+  }
+}
+
+/* }=============================================================== */
+
+
+/* {======================= writing =============================== */
+
+/* check that a rawid argument is one JSON scalar id (misuse raises) */
+static void check_rawid (lua_State *L, int arg, const char *s, size_t len) {
+  Scan S;
+  const char *end;
+  memset(&S, 0, sizeof(S));
+  S.max_depth = 0;
+  end = (len > 0 && (*s == '"' || *s == '-' || isdigit_(*s) || *s == 'n'))
+      ? scan_value(&S, s, s + len, 0) : NULL;
+  if (end != s + len) luaL_argerror(L, arg, "not the JSON text of an id");
+}
+
+
+static void out_begin (lua_State *L, Codec *C) {
+  C->out.n = 0;
+  buf_reserve(L, &C->out, HEAD + 64);
+  C->out.n = HEAD;
+}
+
+
+/* push the message written after HEAD, framed unless 'bare' */
+static int out_push (lua_State *L, Codec *C, int bare) {
+  Buf *b = &C->out;
+  size_t len = b->n - HEAD;
+  if (bare) lua_pushlstring(L, b->p + HEAD, len);
+  else if (!C->F.lsp) {
+    buf_addc(L, b, '\n');
+    lua_pushlstring(L, b->p + HEAD, len + 1);
+  }
+  else {
+    char h[HEAD];
+    int hn = snprintf(h, sizeof(h), "Content-Length: %lu\r\n\r\n",
+                      (unsigned long)len);
+    memcpy(b->p + HEAD - hn, h, (size_t)hn);
+    lua_pushlstring(L, b->p + HEAD - hn, len + (size_t)hn);
+  }
+  return 1;
+}
+
+
+static int encode_fail (lua_State *L, Enc *E) {
+  lua_pushnil(L);
+  lua_pushstring(L, E->err);
+  return 2;
+}
+
+
+static int codec_result (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t idlen;
+  const char *id = luaL_checklstring(L, 2, &idlen);
+  Enc E;
+  check_rawid(L, 2, id, idlen);
+  luaL_checkany(L, 3);
+  out_begin(L, C);
+  buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"result\":");
+  if (!encode_into(L, &C->out, 3, AMT, OMT, C->max_depth, &E))
+    return encode_fail(L, &E);
+  buf_addlit(L, &C->out, ",\"id\":");
+  buf_add(L, &C->out, id, idlen);
+  buf_addc(L, &C->out, '}');
+  return out_push(L, C, lua_toboolean(L, 4));
+}
+
+
+static int codec_error (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t idlen, mlen;
+  const char *id = luaL_checklstring(L, 2, &idlen);
+  lua_Number code = luaL_checknumber(L, 3);
+  const char *msg = luaL_checklstring(L, 4, &mlen);
+  Enc E;
+  check_rawid(L, 2, id, idlen);
+  luaL_argcheck(L, code == (lua_Number)(long long)code, 3,
+                "error code must be an integer");
+  out_begin(L, C);
+  buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":");
+  enc_integer(L, &C->out, (long long)code);
+  buf_addlit(L, &C->out, ",\"message\":");
+  if (!enc_string(L, &C->out, msg, mlen)) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "cannot encode an error message that is not valid UTF-8");
+    return 2;
+  }
+  if (!lua_isnoneornil(L, 5)) {
+    buf_addlit(L, &C->out, ",\"data\":");
+    if (!encode_into(L, &C->out, 5, AMT, OMT, C->max_depth, &E))
+      return encode_fail(L, &E);
+  }
+  buf_addlit(L, &C->out, "},\"id\":");
+  buf_add(L, &C->out, id, idlen);
+  buf_addc(L, &C->out, '}');
+  return out_push(L, C, lua_toboolean(L, 6));
+}
+
+
+/* write ,"params":<params> for the value at 'arg' (absent: nothing) */
+static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
+  if (lua_isnoneornil(L, arg)) return 1;
+  if (lua_type(L, arg) != LUA_TTABLE) {
+    snprintf(E->err, sizeof(E->err), "params must be a table, not a %s",
+             luaL_typename(L, arg));
+    return 0;
+  }
+  buf_addlit(L, &C->out, ",\"params\":");
+  return encode_into(L, &C->out, arg, AMT, OMT, C->max_depth, E);
+}
+
+
+static void add_method (lua_State *L, Codec *C, int arg) {
+  size_t len;
+  const char *m = luaL_checklstring(L, arg, &len);
+  buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"method\":");
+  if (!enc_string(L, &C->out, m, len))
+    luaL_argerror(L, arg, "method name is not valid UTF-8");
+}
+
+
+static int codec_request (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t idlen;
+  const char *id = luaL_checklstring(L, 2, &idlen);
+  Enc E;
+  check_rawid(L, 2, id, idlen);
+  out_begin(L, C);
+  add_method(L, C, 3);
+  if (!add_params(L, C, 4, &E)) return encode_fail(L, &E);
+  buf_addlit(L, &C->out, ",\"id\":");
+  buf_add(L, &C->out, id, idlen);
+  buf_addc(L, &C->out, '}');
+  return out_push(L, C, lua_toboolean(L, 5));
+}
+
+
+static int codec_notification (lua_State *L) {
+  Codec *C = check_codec(L);
+  Enc E;
+  out_begin(L, C);
+  add_method(L, C, 2);
+  if (!add_params(L, C, 3, &E)) return encode_fail(L, &E);
+  buf_addc(L, &C->out, '}');
+  return out_push(L, C, lua_toboolean(L, 4));
+}
+
+
+static int codec_frame (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  out_begin(L, C);
+  buf_add(L, &C->out, s, len);
+  return out_push(L, C, 0);
+}
+
+/* }=============================================================== */
+
+
+static int codec_tostring (lua_State *L) {
+  Codec *C = check_codec(L);
+  lua_pushfstring(L, "jrpc.Codec (%s, %d bytes buffered)",
+                  C->F.lsp ? "lsp" : "ndjson", (int)(C->F.in.n - C->F.off));
+  return 1;
+}
+
+
+static const luaL_Reg codec_methods[] = {
+  {"feed", codec_feed},
+  {"finish", codec_finish},
+  {"want", codec_want},
+  {"next", codec_next},
+  {"result", codec_result},
+  {"error", codec_error},
+  {"request", codec_request},
+  {"notification", codec_notification},
+  {"frame", codec_frame},
+  {NULL, NULL}
+};
+
+
+/* create the codec metatable; expects array_mt, object_mt on the top */
+static void codec_open (lua_State *L) {
+  luaL_newmetatable(L, CODEC_MT);
+  lua_pushcfunction(L, codec_gc);
+  lua_setfield(L, -2, "__gc");
+#if LUA_VERSION_NUM >= 504
+  lua_pushcfunction(L, codec_gc);
+  lua_setfield(L, -2, "__close");
+#endif
+  lua_pushcfunction(L, codec_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_createtable(L, 0, 10);
+  lua_pushvalue(L, -4);  /* array_mt */
+  lua_pushvalue(L, -4);  /* object_mt */
+  luaL_setfuncs(L, codec_methods, 2);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,265 @@
+/*
+** frame.c — push framers: bytes go in as they arrive, whole messages come
+** out. Two framings: newline-delimited JSON (CRLF tolerated, blank lines
+** skipped) and Content-Length headers as LSP uses them (header names in any
+** case, other headers ignored, junk lines such as stray log output skipped).
+** Memory stays bounded: a message over the limit is dropped as it streams
+** in and reported once, and the stream stays in sync after it.
+*/
+
+#define MAX_HEADER_LINE  8192
+
+/* what frame_next found */
+enum { FR_MORE, FR_MSG, FR_EVENT };
+
+typedef struct Framer {
+  Buf in;              /* received bytes; [off, in.n) not yet consumed */
+  size_t off;
+  size_t scanned;      /* bytes after 'off' known to hold no '\n' */
+  size_t max_bytes;
+  int lsp;             /* 1: Content-Length framing */
+  int eof;             /* no more input will come */
+  int dropping;        /* dropping an oversized line (ndjson) or junk */
+  size_t discard;      /* body bytes still to drop (lsp, oversized) */
+  long long body;      /* lsp: length of the body being read, or -1 */
+  long long clen;      /* lsp: Content-Length seen in this header block */
+  int in_headers;      /* lsp: some header line was seen */
+} Framer;
+
+/* an event to report instead of a message */
+typedef struct FrameEvent {
+  int code;
+  const char *msg;
+  int reply;
+  char detail[96];
+} FrameEvent;
+
+
+static void frame_init (Framer *F, int lsp, size_t max_bytes) {
+  memset(F, 0, sizeof(*F));
+  F->lsp = lsp;
+  F->max_bytes = max_bytes;
+  F->body = -1;
+  F->clen = -1;
+}
+
+
+/* append input; drop what was consumed first so the buffer stays small */
+static void frame_feed (lua_State *L, Framer *F, const char *s, size_t len) {
+  if (F->off == F->in.n) F->in.n = F->off = 0;
+  else if (F->off > 0 && F->off >= F->in.cap / 2) {
+    memmove(F->in.p, F->in.p + F->off, F->in.n - F->off);
+    F->in.n -= F->off;
+    F->off = 0;
+  }
+  buf_add(L, &F->in, s, len);
+}
+
+
+static int frame_event (FrameEvent *ev, int code, const char *msg, int reply,
+                        const char *detail, size_t n) {
+  ev->code = code;
+  ev->msg = msg;
+  ev->reply = reply;
+  snprintf(ev->detail, sizeof(ev->detail), detail, (unsigned long)n);
+  return FR_EVENT;
+}
+
+
+static int too_large (Framer *F, FrameEvent *ev) {
+  return frame_event(ev, JR_INVALID_REQUEST, "Message too large", 1,
+                     "message larger than the limit of %lu bytes",
+                     (unsigned long)F->max_bytes);
+}
+
+
+static int blank (const char *p, const char *e) {
+  return skip_ws(p, e) == e;
+}
+
+
+/* {====================== newline-delimited ====================== */
+
+static int ndjson_next (Framer *F, const char **mp, const char **me,
+                        FrameEvent *ev) {
+  for (;;) {
+    char *start = F->in.p + F->off, *end = F->in.p + F->in.n;
+    char *nl = (start + F->scanned < end)
+             ? memchr(start + F->scanned, '\n', (size_t)(end - start - F->scanned))
+             : NULL;
+    if (nl == NULL) {
+      F->scanned = (size_t)(end - start);
+      if (F->dropping) { F->off = F->in.n; F->scanned = 0; }
+      else if (F->scanned > F->max_bytes) {  /* stop buffering it */
+        F->dropping = 1;
+        F->off = F->in.n; F->scanned = 0;
+        return too_large(F, ev);
+      }
+      else if (F->eof && F->scanned > 0) {  /* last line without '\n' */
+        F->off = F->in.n; F->scanned = 0;
+        if (!blank(start, end)) { *mp = start; *me = end; return FR_MSG; }
+      }
+      return FR_MORE;
+    }
+    F->off = (size_t)(nl + 1 - F->in.p);
+    F->scanned = 0;
+    if (F->dropping) { F->dropping = 0; continue; }
+    if (blank(start, nl)) continue;
+    if ((size_t)(nl - start) > F->max_bytes) return too_large(F, ev);
+    *mp = start; *me = nl;
+    return FR_MSG;
+  }
+}
+
+/* }=============================================================== */
+
+
+/* {====================== Content-Length ========================= */
+
+static int lower (int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+
+/* an RFC 7230 token character (header names) */
+static int tchar (int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isdigit_(c) ||
+         (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+
+/* parse a Content-Length value: digits with optional blanks around */
+static long long parse_length (const char *p, const char *e) {
+  long long v = 0;
+  int digits = 0;
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  while (p < e && isdigit_(*p)) {
+    if (v > (LLONG_MAX - 9) / 10) return -1;
+    v = v * 10 + (*p++ - '0');
+    digits++;
+  }
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  return (digits > 0 && p == e) ? v : -1;
+}
+
+
+/*
+** One header line [p, e) without its line end. Returns 0 when the line
+** is not a header at all (junk), 1 otherwise.
+*/
+static int header_line (Framer *F, const char *p, const char *e) {
+  const char *c = p;
+  static const char name[] = "content-length";
+  while (c < e && tchar((unsigned char)*c)) c++;
+  if (c == p || c >= e || *c != ':') return 0;
+  if (c - p == (long)sizeof(name) - 1) {
+    int i;
+    for (i = 0; i < (int)sizeof(name) - 1 && lower(p[i]) == name[i]; i++) ;
+    if (i == (int)sizeof(name) - 1) F->clen = parse_length(c + 1, e);
+  }
+  return 1;
+}
+
+
+static int end_of_headers (Framer *F, FrameEvent *ev) {
+  long long n = F->clen;
+  F->in_headers = 0;
+  F->clen = -1;
+  if (n < 0)
+    return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
+                       "header block without a valid Content-Length%.0lu", 0);
+  if ((unsigned long long)n > F->max_bytes) {
+    F->discard = (size_t)n;
+    return too_large(F, ev);
+  }
+  F->body = n;
+  return FR_MORE;  /* go on reading the body */
+}
+
+
+static int lsp_header (Framer *F, FrameEvent *ev) {
+  char *start = F->in.p + F->off, *end = F->in.p + F->in.n;
+  char *nl = memchr(start + F->scanned, '\n', (size_t)(end - start) - F->scanned);
+  char *le;
+  if (nl == NULL) {
+    F->scanned = (size_t)(end - start);
+    if (F->scanned > MAX_HEADER_LINE) {  /* no header is that long: junk */
+      F->dropping = 1;
+      F->off = F->in.n; F->scanned = 0;
+    }
+    return FR_MORE;
+  }
+  F->off = (size_t)(nl + 1 - F->in.p);
+  F->scanned = 0;
+  if (F->dropping) { F->dropping = 0; return FR_EVENT + 1; }
+  le = (nl > start && nl[-1] == '\r') ? nl - 1 : nl;
+  if (le == start) {  /* blank line */
+    if (!F->in_headers) return FR_EVENT + 1;  /* stray blank line */
+    return end_of_headers(F, ev);
+  }
+  if (header_line(F, start, le)) F->in_headers = 1;
+  else if (!F->in_headers)
+    return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
+                       "skipped a line that is not a header (%lu bytes)",
+                       (size_t)(le - start));
+  return FR_EVENT + 1;  /* line consumed, keep going */
+}
+
+
+static int lsp_next (Framer *F, const char **mp, const char **me,
+                     FrameEvent *ev) {
+  for (;;) {
+    size_t avail = F->in.n - F->off;
+    if (F->discard > 0) {
+      size_t d = avail < F->discard ? avail : F->discard;
+      F->off += d;
+      F->discard -= d;
+      if (F->discard > 0) return FR_MORE;
+      continue;
+    }
+    if (F->body >= 0) {
+      if (avail < (size_t)F->body) {
+        if (F->eof && avail + F->body > 0) {
+          F->off = F->in.n;
+          F->body = -1;
+          return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
+                             "input ended inside a message body%.0lu", 0);
+        }
+        return FR_MORE;
+      }
+      *mp = F->in.p + F->off;
+      *me = *mp + F->body;
+      F->off += (size_t)F->body;
+      F->body = -1;
+      return FR_MSG;
+    }
+    if (avail == 0) return FR_MORE;
+    {
+      int r = lsp_header(F, ev);
+      if (r == FR_MORE && F->body < 0) {
+        if (F->eof && (F->in_headers || F->in.n > F->off)) {
+          F->off = F->in.n;
+          F->in_headers = 0;
+          return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
+                             "input ended inside a header block%.0lu", 0);
+        }
+        return FR_MORE;
+      }
+      if (r == FR_EVENT) return FR_EVENT;
+    }
+  }
+}
+
+/* }=============================================================== */
+
+
+/* the next message [*mp, *me), an event, or FR_MORE */
+static int frame_next (Framer *F, const char **mp, const char **me,
+                       FrameEvent *ev) {
+  return F->lsp ? lsp_next(F, mp, me, ev) : ndjson_next(F, mp, me, ev);
+}
+
+
+/* bytes still needed to finish the current LSP body, or 0 if unknown */
+static size_t frame_want (const Framer *F) {
+  if (F->lsp && F->body >= 0 && (size_t)F->body > F->in.n - F->off)
+    return (size_t)F->body - (F->in.n - F->off);
+  return 0;
+}

@@ -1,0 +1,349 @@
+/*
+** message.c — classify one JSON-RPC 2.0 message and push it for Lua.
+** The envelope (jsonrpc, method, id, params, result, error) is read here,
+** member by member, so the id keeps its exact bytes; member values are
+** built by cJSON (tolua.c). See CORE_API.md for what is pushed.
+*/
+
+enum { PROFILE_JSONRPC, PROFILE_MCP, PROFILE_LSP };
+
+/* what decoding a message needs from its codec */
+typedef struct MsgCtx {
+  int profile;
+  int max_batch;
+  Scan S;          /* scanner settings (max_depth) and last error */
+  Buf *scratch;    /* unescaped strings, canonical ids */
+  Buf *spans;      /* batch member offsets */
+  cJSON **tree;    /* the cJSON tree being converted, if any */
+  int amt;         /* stack index of core.array_mt */
+} MsgCtx;
+
+/* a member's value: the bytes [p, e), or p == NULL when absent */
+typedef struct Span { const char *p, *e; } Span;
+
+typedef struct Envelope {
+  Span jsonrpc, method, id, params, result, error;
+  int id_isint;      /* the id is a number without fraction or exponent */
+  const char *dup;   /* name of a member given twice */
+} Envelope;
+
+
+static void reset_scan (MsgCtx *M) {
+  M->S.err = NULL; M->S.at = NULL;
+  M->S.too_deep = 0; M->S.has_nul = 0;
+}
+
+
+/* push the 6 values of an "invalid" event */
+static int push_invalid (lua_State *L, int code, const char *msg,
+                         const char *rawid, size_t idlen, int reply,
+                         const char *detail) {
+  lua_pushliteral(L, "invalid");
+  lua_pushinteger(L, code);
+  lua_pushstring(L, msg);
+  if (rawid != NULL) lua_pushlstring(L, rawid, idlen);
+  else lua_pushliteral(L, "null");
+  lua_pushboolean(L, reply);
+  lua_pushstring(L, detail);
+  return 6;
+}
+
+
+/* the invalid event for a scanner failure: bad JSON or too deep */
+static int push_scan_error (lua_State *L, MsgCtx *M, const char *start) {
+  char detail[128];
+  snprintf(detail, sizeof(detail), "%s at byte %ld", M->S.err,
+           (long)(M->S.at - start) + 1);
+  if (M->S.too_deep)
+    return push_invalid(L, JR_INVALID_REQUEST, "Nesting too deep", NULL, 0,
+                        1, detail);
+  return push_invalid(L, JR_PARSE_ERROR, "Parse error", NULL, 0, 1, detail);
+}
+
+
+static int span_is (const Span *s, const char *lit, size_t len) {
+  return (size_t)(s->e - s->p) == len && memcmp(s->p, lit, len) == 0;
+}
+
+
+/* which envelope member does the key token [k, ke) name? */
+static Span *member_slot (lua_State *L, MsgCtx *M, Envelope *env,
+                          const char *k, const char *ke) {
+  Span key;
+  key.p = k + 1; key.e = ke - 1;
+  if (memchr(k, '\\', (size_t)(ke - k)) != NULL) {  /* escaped key */
+    unescape_into(L, M->scratch, k, ke);
+    key.p = M->scratch->p; key.e = M->scratch->p + M->scratch->n;
+  }
+  switch (key.e - key.p) {
+    case 2: return span_is(&key, "id", 2) ? &env->id : NULL;
+    case 5: return span_is(&key, "error", 5) ? &env->error : NULL;
+    case 6:
+      if (span_is(&key, "method", 6)) return &env->method;
+      if (span_is(&key, "params", 6)) return &env->params;
+      if (span_is(&key, "result", 6)) return &env->result;
+      return NULL;
+    case 7: return span_is(&key, "jsonrpc", 7) ? &env->jsonrpc : NULL;
+    default: return NULL;
+  }
+}
+
+
+/*
+** Scan the object at 'p' (the message itself), recording the envelope
+** members. Unknown members are validated and ignored.
+*/
+static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
+                                  const char *p, const char *e) {
+  Scan *S = &M->S;
+  memset(env, 0, sizeof(*env));
+  p = skip_ws(p + 1, e);
+  if (p < e && *p == '}') return p + 1;
+  for (;;) {
+    const char *k = p, *v;
+    Span *slot;
+    if (p >= e || *p != '"') return scan_fail(S, p, "expected a key");
+    if ((p = scan_string(S, p, e)) == NULL) return NULL;
+    slot = member_slot(L, M, env, k, p);
+    p = skip_ws(p, e);
+    if (p >= e || *p != ':') return scan_fail(S, p, "expected ':'");
+    v = skip_ws(p + 1, e);
+    if (slot == &env->id && v < e && (*v == '-' || isdigit_(*v)))
+      p = scan_number(S, v, e, &env->id_isint);
+    else
+      p = scan_value(S, v, e, 1);
+    if (p == NULL) return NULL;
+    if (slot != NULL) {
+      if (slot->p != NULL && env->dup == NULL) env->dup = "duplicate member";
+      slot->p = v; slot->e = p;
+    }
+    p = skip_ws(p, e);
+    if (p < e && *p == ',') p = skip_ws(p + 1, e);
+    else if (p < e && *p == '}') return p + 1;
+    else return scan_fail(S, p, "expected ',' or '}'");
+  }
+}
+
+
+/* is the JSON string token in 's' exactly "2.0"? */
+static int is_version (MsgCtx *M, lua_State *L, const Span *s) {
+  if (s->p == NULL || *s->p != '"') return 0;
+  if (span_is(s, "\"2.0\"", 5)) return 1;
+  if (memchr(s->p, '\\', (size_t)(s->e - s->p)) == NULL) return 0;
+  unescape_into(L, M->scratch, s->p, s->e);
+  return M->scratch->n == 3 && memcmp(M->scratch->p, "2.0", 3) == 0;
+}
+
+
+/* parse an integer token into '*v'; 0 when it does not fit 64 bits */
+static int token_int64 (const char *p, const char *e, long long *v) {
+  int neg = (*p == '-');
+  unsigned long long u = 0, lim;
+  if (neg) p++;
+  lim = neg ? (unsigned long long)LLONG_MAX + 1ULL : (unsigned long long)LLONG_MAX;
+  for (; p < e; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (u > (lim - d) / 10) return 0;
+    u = u * 10 + d;
+  }
+  *v = neg ? (long long)(0ULL - u) : (long long)u;
+  return 1;
+}
+
+
+/* check the id member: 0 if its type is not allowed by the profile */
+static int id_ok (MsgCtx *M, const Envelope *env, const char **why) {
+  const Span *id = &env->id;
+  long long v;
+  switch (*id->p) {
+    case '"': return 1;
+    case 'n':
+      if (M->profile == PROFILE_MCP) { *why = "id must not be null"; return 0; }
+      return 1;
+    case '-': case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+      if (M->profile == PROFILE_MCP &&
+          (!env->id_isint || !token_int64(id->p, id->e, &v))) {
+        *why = "id must be a string or a 64-bit integer";
+        return 0;
+      }
+      return 1;
+    default:
+      *why = "id must be a string, a number or null";
+      return 0;
+  }
+}
+
+
+/* push the Lua value of a valid id token */
+static void push_id (lua_State *L, MsgCtx *M, const Envelope *env) {
+  const Span *id = &env->id;
+  long long v;
+  if (*id->p == '"') push_jstring(L, M->scratch, id->p, id->e);
+  else if (*id->p == 'n') lua_pushlightuserdata(L, NULL);
+  else if (env->id_isint && token_int64(id->p, id->e, &v))
+    lua_pushinteger(L, (lua_Integer)v);
+  else {  /* fractional or huge: Lua sees a float; the reply echoes rawid */
+    cJSON *n = cJSON_ParseWithLength(id->p, (size_t)(id->e - id->p));
+    lua_pushnumber(L, n ? (lua_Number)n->valuedouble : 0);
+    cJSON_Delete(n);
+  }
+}
+
+
+/*
+** Push the id text used to match a response with our request. Escapes
+** in a string id are normalized (decoded and encoded our way), so a peer
+** that re-escapes "é" as "\u00e9" still matches.
+*/
+static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
+  if (*id->p == '"' && memchr(id->p, '\\', (size_t)(id->e - id->p))) {
+    Buf *b = M->scratch;
+    size_t n;
+    unescape_into(L, b, id->p, id->e);
+    n = b->n;  /* encode the decoded text after itself in the same buffer */
+    enc_string(L, b, b->p, n);
+    lua_pushlstring(L, b->p + n, b->n - n);
+  }
+  else lua_pushlstring(L, id->p, (size_t)(id->e - id->p));
+}
+
+
+static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
+  int isreq = (env->id.p != NULL);
+  lua_pushstring(L, isreq ? "request" : "notification");
+  push_jstring(L, M->scratch, env->method.p, env->method.e);
+  if (env->params.p != NULL)
+    push_json(L, M->tree, env->params.p, env->params.e, M->amt);
+  else lua_pushnil(L);
+  if (!isreq) return 3;
+  push_id(L, M, env);
+  lua_pushlstring(L, env->id.p, (size_t)(env->id.e - env->id.p));
+  return 5;
+}
+
+
+/* a request or notification: check its members, then push it */
+static int classify_call (lua_State *L, MsgCtx *M, const Envelope *env) {
+  const char *why = NULL;
+  const char *rawid = NULL;
+  size_t idlen = 0;
+  if (env->id.p != NULL) {
+    if (!id_ok(M, env, &why))
+      return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0,
+                          1, why);
+    rawid = env->id.p; idlen = (size_t)(env->id.e - env->id.p);
+  }
+  if (env->dup) why = "a member is given twice";
+  else if (!is_version(M, L, &env->jsonrpc)) why = "jsonrpc must be \"2.0\"";
+  else if (*env->method.p != '"') why = "method must be a string";
+  else if (env->result.p || env->error.p)
+    why = "a request must not have result or error";
+  else if (env->params.p && *env->params.p != '{' &&
+           (*env->params.p != '[' || M->profile == PROFILE_MCP))
+    why = (M->profile == PROFILE_MCP) ? "params must be an object"
+                                      : "params must be an array or an object";
+  else if (M->S.has_nul && env->params.p)
+    why = "strings holding \\u0000 are not supported in params";
+  if (why != NULL)
+    return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", rawid,
+                        idlen, 1, why);
+  return push_request(L, M, env);
+}
+
+
+/* check the error member of an error response, pushed as a table */
+static const char *check_error_table (lua_State *L) {
+  lua_Number c;
+  lua_getfield(L, -1, "code");
+  c = lua_tonumber(L, -1);
+  if (lua_type(L, -1) != LUA_TNUMBER || c != (lua_Number)(long long)c) {
+    lua_pop(L, 1);
+    return "error.code must be an integer";
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "message");
+  if (lua_type(L, -1) != LUA_TSTRING) {
+    lua_pop(L, 1);
+    return "error.message must be a string";
+  }
+  lua_pop(L, 1);
+  return NULL;
+}
+
+
+/* a response: check it, then push "result"/"error", matchid, value, id */
+static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
+  const char *why = NULL;
+  int top = lua_gettop(L);
+  if (env->id.p == NULL) why = "a response must have an id";
+  else if (!id_ok(M, env, &why)) ;
+  else if (env->dup) why = "a member is given twice";
+  else if (!is_version(M, L, &env->jsonrpc)) why = "jsonrpc must be \"2.0\"";
+  else if (env->result.p && env->error.p)
+    why = "a response must not have both result and error";
+  else if (env->error.p && *env->error.p != '{')
+    why = "error must be an object";
+  else if (M->S.has_nul)
+    why = "strings holding \\u0000 are not supported";
+  if (why == NULL) {
+    lua_pushstring(L, env->result.p ? "result" : "error");
+    push_match_id(L, M, &env->id);
+    if (env->result.p)
+      push_json(L, M->tree, env->result.p, env->result.e, M->amt);
+    else {
+      push_json(L, M->tree, env->error.p, env->error.e, M->amt);
+      why = check_error_table(L);
+    }
+    if (why == NULL) {
+      push_id(L, M, env);
+      return 4;
+    }
+    lua_settop(L, top);
+  }
+  /* broken responses get no reply; the id lets Lua settle the request */
+  if (env->id.p != NULL && (*env->id.p == '"' || *env->id.p == '-' ||
+                            isdigit_(*env->id.p))) {
+    int n;
+    push_match_id(L, M, &env->id);
+    n = push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
+                     why);
+    lua_pushvalue(L, top + 1);  /* the match id */
+    lua_replace(L, top + 5);    /* the rawid slot of the event */
+    lua_remove(L, top + 1);
+    return n;
+  }
+  return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
+                      why);
+}
+
+
+/* one message that is not a batch: [p, e) with no leading whitespace */
+static int decode_one (lua_State *L, MsgCtx *M, const char *p,
+                       const char *e) {
+  Envelope env;
+  const char *end;
+  reset_scan(M);
+  if (p >= e || *p != '{') {  /* valid JSON that is not an object? */
+    end = scan_value(&M->S, p, e, 0);
+    if (end != NULL && skip_ws(end, e) != e)
+      end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
+    if (end == NULL) return push_scan_error(L, M, p);
+    return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 1,
+                        "a message must be an object");
+  }
+  end = scan_envelope(L, M, &env, p, e);
+  if (end != NULL && skip_ws(end, e) != e)
+    end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
+  if (end == NULL) return push_scan_error(L, M, p);
+  if (env.method.p != NULL) return classify_call(L, M, &env);
+  if (env.result.p != NULL || env.error.p != NULL)
+    return classify_response(L, M, &env);
+  if (env.id.p != NULL && *env.id.p != '{' && *env.id.p != '[' &&
+      *env.id.p != 't' && *env.id.p != 'f' &&
+      !(M->profile == PROFILE_MCP && *env.id.p == 'n'))
+    return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", env.id.p,
+                        (size_t)(env.id.e - env.id.p), 1, "method is missing");
+  return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 1,
+                      "method is missing");
+}

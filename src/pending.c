@@ -1,0 +1,678 @@
+/*
+** pending.c — the pending-id table: matches responses to requests by id
+** text (the exact JSON text of the id), with deadlines.
+** Contract: CORE_API.md, section "Pending-id table".
+**
+** Three blocks, all from the state's allocator and freed in __gc:
+**   ent[]     one PdEntry per slot; slot s lives in ent[s - 1].  A slot
+**             does not move while its entry lives, so the Lua side can
+**             keep waiters[slot] in a plain array.  Freed slots go on a
+**             free list and are handed out again (last freed, first used).
+**   bucket[]  hash heads (slot numbers, 0 = empty), chained through
+**             PdEntry.chain.  A power of two >= capacity: load <= 1.
+**   order[]   every live slot.  Positions [0, nheap) are a binary
+**             min-heap on deadline; positions [nheap, count) hold the
+**             entries without a deadline (they are not in the heap).
+**             PdEntry.pos is the entry's position, so removing any entry
+**             is O(log n) and pop() takes the last position in O(1).
+**
+** Memory per pending entry (any platform, ids of at most 23 bytes, which
+** covers every integer id): sizeof(PdEntry) 48 + bucket head 4 + order
+** (heap) slot 4 = 56 bytes.  A longer id adds its length in a separate
+** block.  Capacity doubles from 8 up to max_pending and never shrinks,
+** and the bucket array is the power of two >= capacity, so the bytes
+** held per live entry are 56 at best and about twice that right after a
+** growth; stats() reports the actual amortized figure (bytes_per_entry).
+*/
+
+
+#define PD_TNAME      "jrpc.Pending"
+#define PD_DEFMAX     100000        /* default max_pending */
+#define PD_MAXMAX     0x7fffffffu   /* slots and positions fit a uint32 */
+#define PD_MAXIDLEN   0x7fffffffu   /* key length fits a uint32 */
+#define PD_INITCAP    8
+#define PD_SHORTKEY   23            /* longest key kept inline */
+#define PD_FREE       0xffffffffu   /* 'pos' of a free slot */
+
+
+typedef struct PdEntry {
+  double deadline;    /* meaningful only while the entry is in the heap */
+  uint32_t hash;      /* full hash: cheap mismatch test, rehash on growth */
+  uint32_t chain;     /* next slot in the bucket, or in the free list */
+  uint32_t pos;       /* index in 'order'; PD_FREE when the slot is free */
+  uint32_t len;       /* key length */
+  union {
+    char in[PD_SHORTKEY + 1];  /* short key, NUL-terminated like Lua's */
+    char *out;                 /* long key, a block of exactly 'len' bytes */
+  } key;
+} PdEntry;
+
+
+typedef struct PdTable {
+  PdEntry *ent;       /* 'cap' entries */
+  uint32_t *order;    /* 'cap' positions: heap first, then the rest */
+  uint32_t *bucket;   /* 'nbucket' hash heads */
+  size_t keybytes;    /* bytes held by long keys */
+  size_t unmatched;   /* settle() of an unknown (or late) id */
+  size_t settled;     /* settle() that found its entry */
+  size_t expired;     /* entries returned by next_expired() */
+  uint32_t cap;       /* allocated entries (0 until the first add) */
+  uint32_t nbucket;   /* power of two >= cap, or 0 */
+  uint32_t used;      /* slots ever handed out: 1..used */
+  uint32_t freelist;  /* a free slot <= used, 0 if none */
+  uint32_t count;     /* live entries */
+  uint32_t nheap;     /* live entries with a deadline */
+  uint32_t max;       /* max_pending */
+  uint32_t seed;      /* per-table hash seed */
+  int closed;         /* set by __gc */
+} PdTable;
+
+
+/* {======================================================
+** Memory and errors
+** ======================================================= */
+
+/*
+** Every block goes through the allocator of the state at hand, so a
+** host that limits or counts memory sees ours too.
+*/
+static void *pd_realloc (lua_State *L, void *block, size_t osize,
+                         size_t nsize) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  return f(ud, block, osize, nsize);
+}
+
+
+static void pd_free (lua_State *L, void *block, size_t size) {
+  if (block != NULL)
+    pd_realloc(L, block, size, 0);
+}
+
+
+/* same message and shape as lauxlib's own failed allocations */
+static int pd_memerror (lua_State *L) {
+  lua_pushliteral(L, "not enough memory");
+  return lua_error(L);
+}
+
+
+static int pd_typeerror (lua_State *L, int arg, const char *tname) {
+  const char *msg = lua_pushfstring(L, "%s expected, got %s", tname,
+                                    luaL_typename(L, arg));
+  return luaL_argerror(L, arg, msg);
+}
+
+
+/* expected failures are values, not errors */
+static int pd_fail (lua_State *L, const char *msg) {
+  lua_pushnil(L);
+  lua_pushstring(L, msg);
+  return 2;
+}
+
+/* }====================================================== */
+
+
+/* {======================================================
+** Hash part
+** ======================================================= */
+
+#define pd_keyof(e)  ((e)->len > PD_SHORTKEY ? (e)->key.out : (e)->key.in)
+
+
+/* murmur3's finalizer: spreads every input bit into the low bits */
+static uint32_t pd_mix (uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+
+
+/*
+** FNV-1a over all bytes, then mixed, because ids such as "17" and "18"
+** differ in one byte and the bucket index takes the low bits.
+*/
+static uint32_t pd_hash (const PdTable *p, const char *key, size_t len) {
+  uint32_t h = 2166136261u ^ p->seed;
+  size_t i;
+  for (i = 0; i < len; i++)
+    h = (h ^ (unsigned char)key[i]) * 16777619u;
+  return pd_mix(h ^ (uint32_t)len);
+}
+
+
+/*
+** Returns the link (bucket head or 'chain' field) that holds the entry
+** with this key, so the caller can unlink it without a second walk;
+** NULL when absent.
+*/
+static uint32_t *pd_find (PdTable *p, const char *key, size_t len,
+                          uint32_t h) {
+  uint32_t *link;
+  if (p->nbucket == 0)
+    return NULL;
+  link = &p->bucket[h & (p->nbucket - 1)];
+  while (*link != 0) {
+    PdEntry *e = &p->ent[*link - 1];
+    if (e->hash == h && e->len == len && memcmp(pd_keyof(e), key, len) == 0)
+      return link;
+    link = &e->chain;
+  }
+  return NULL;
+}
+
+
+/* unlink slot 's', reached by position rather than by key */
+static void pd_unhash (PdTable *p, uint32_t s) {
+  uint32_t *link = &p->bucket[p->ent[s - 1].hash & (p->nbucket - 1)];
+  while (*link != s)
+    link = &p->ent[*link - 1].chain;
+  *link = p->ent[s - 1].chain;
+}
+
+/* }====================================================== */
+
+
+/* {======================================================
+** Order part: deadline heap followed by the undated entries
+** ======================================================= */
+
+#define pd_dl(p, i)  ((p)->ent[(p)->order[i] - 1].deadline)
+
+
+static void pd_place (PdTable *p, uint32_t i, uint32_t s) {
+  p->order[i] = s;
+  p->ent[s - 1].pos = i;
+}
+
+
+static void pd_siftup (PdTable *p, uint32_t i) {
+  uint32_t s = p->order[i];
+  double d = p->ent[s - 1].deadline;
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 2;
+    if (!(d < pd_dl(p, parent)))
+      break;
+    pd_place(p, i, p->order[parent]);  /* parent moves down */
+    i = parent;
+  }
+  pd_place(p, i, s);
+}
+
+
+static void pd_siftdown (PdTable *p, uint32_t i) {
+  uint32_t s = p->order[i];
+  double d = p->ent[s - 1].deadline;
+  for (;;) {
+    uint32_t c = 2 * i + 1;  /* no overflow: nheap <= PD_MAXMAX */
+    if (c >= p->nheap)
+      break;
+    if (c + 1 < p->nheap && pd_dl(p, c + 1) < pd_dl(p, c))
+      c++;  /* the earlier child */
+    if (!(pd_dl(p, c) < d))
+      break;
+    pd_place(p, i, p->order[c]);  /* child moves up */
+    i = c;
+  }
+  pd_place(p, i, s);
+}
+
+
+static void pd_enorder (PdTable *p, uint32_t s, int dated) {
+  uint32_t i = p->count++;
+  if (dated) {
+    if (i != p->nheap)  /* make room: first undated entry goes to the end */
+      pd_place(p, i, p->order[p->nheap]);
+    i = p->nheap++;
+    pd_place(p, i, s);
+    pd_siftup(p, i);
+  }
+  else
+    pd_place(p, i, s);
+}
+
+
+/*
+** Take out the entry at position 'i'.  A heap entry is replaced by the
+** heap's last one, which moves the hole to the border of the two parts;
+** then the last live entry fills the hole, so both parts stay contiguous.
+*/
+static void pd_unorder (PdTable *p, uint32_t i) {
+  if (i < p->nheap) {
+    uint32_t last = --p->nheap;
+    if (i != last) {
+      pd_place(p, i, p->order[last]);
+      if (i > 0 && pd_dl(p, i) < pd_dl(p, (i - 1) / 2))
+        pd_siftup(p, i);
+      else
+        pd_siftdown(p, i);
+    }
+    i = last;
+  }
+  if (i != --p->count)
+    pd_place(p, i, p->order[p->count]);
+}
+
+/* }====================================================== */
+
+
+/* {======================================================
+** Slots, growth and removal
+** ======================================================= */
+
+static uint32_t pd_newslot (PdTable *p) {
+  uint32_t s = p->freelist;
+  if (s != 0)
+    p->freelist = p->ent[s - 1].chain;
+  else
+    s = ++p->used;
+  return s;
+}
+
+
+static uint32_t pd_nextcap (const PdTable *p) {
+  if (p->cap == 0)
+    return (p->max < PD_INITCAP) ? p->max : PD_INITCAP;
+  return (p->cap > p->max / 2) ? p->max : 2 * p->cap;
+}
+
+
+/*
+** Called only when every slot is live (count == used == cap).  All new
+** blocks are obtained before anything changes: 'order' and 'bucket' are
+** fresh, 'ent' grows last in place, and a failed request leaves the old
+** blocks (and so the whole table) as they were.
+*/
+static void pd_grow (lua_State *L, PdTable *p) {
+  uint32_t ncap = pd_nextcap(p);
+  uint32_t nb = (p->nbucket == 0) ? 1 : p->nbucket;
+  uint32_t *order, *bucket;
+  PdEntry *ent = NULL;
+  uint32_t i;
+  while (nb < ncap)
+    nb *= 2;
+  order = (uint32_t *)pd_realloc(L, NULL, 0, ncap * sizeof(uint32_t));
+  bucket = (uint32_t *)pd_realloc(L, NULL, 0, nb * sizeof(uint32_t));
+  if (order != NULL && bucket != NULL)
+    ent = (PdEntry *)pd_realloc(L, p->ent, p->cap * sizeof(PdEntry),
+                                ncap * sizeof(PdEntry));
+  if (jr_unlikely(ent == NULL)) {
+    pd_free(L, order, ncap * sizeof(uint32_t));
+    pd_free(L, bucket, nb * sizeof(uint32_t));
+    pd_memerror(L);
+  }
+  /* commit */
+  if (p->count > 0)
+    memcpy(order, p->order, p->count * sizeof(uint32_t));
+  pd_free(L, p->order, p->cap * sizeof(uint32_t));
+  pd_free(L, p->bucket, p->nbucket * sizeof(uint32_t));
+  memset(bucket, 0, nb * sizeof(uint32_t));
+  p->ent = ent;
+  p->order = order;
+  p->bucket = bucket;
+  p->cap = ncap;
+  p->nbucket = nb;
+  for (i = 0; i < p->count; i++) {  /* rehash the live slots */
+    uint32_t s = order[i];
+    uint32_t *head = &bucket[ent[s - 1].hash & (nb - 1)];
+    ent[s - 1].chain = *head;
+    *head = s;
+  }
+}
+
+
+/*
+** Free slot 's', already unlinked from its bucket.  Nothing here can
+** raise, so callers push their results before calling it.
+*/
+static void pd_release (lua_State *L, PdTable *p, uint32_t s) {
+  PdEntry *e = &p->ent[s - 1];
+  pd_unorder(p, e->pos);
+  if (e->len > PD_SHORTKEY) {
+    pd_free(L, e->key.out, e->len);
+    p->keybytes -= e->len;
+  }
+  e->pos = PD_FREE;
+  e->chain = p->freelist;
+  p->freelist = s;
+}
+
+
+/* push slot and id of the entry at position 'i', then remove it */
+static int pd_takeat (lua_State *L, PdTable *p, uint32_t i) {
+  uint32_t s = p->order[i];
+  PdEntry *e = &p->ent[s - 1];
+  lua_pushinteger(L, (lua_Integer)s);
+  lua_pushlstring(L, pd_keyof(e), e->len);  /* may raise: table intact */
+  pd_unhash(p, s);
+  pd_release(L, p, s);
+  return 2;
+}
+
+/* }====================================================== */
+
+
+/* {======================================================
+** Arguments
+** ======================================================= */
+
+static PdTable *pd_check (lua_State *L) {
+  PdTable *p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);
+  if (jr_unlikely(p->closed))
+    luaL_error(L, "attempt to use a collected pending table");
+  return p;
+}
+
+
+/* ids are Lua strings only: 2 and "2" are different ids, as texts */
+static const char *pd_checkid (lua_State *L, int arg, size_t *len) {
+  const char *s;
+  if (lua_type(L, arg) != LUA_TSTRING)
+    pd_typeerror(L, arg, "string");
+  s = lua_tolstring(L, arg, len);
+  luaL_argcheck(L, *len <= PD_MAXIDLEN, arg, "id too long");
+  return s;
+}
+
+
+/* a real number (no numeric strings); NaN would break the heap order */
+static double pd_checktime (lua_State *L, int arg) {
+  double d;
+  if (lua_type(L, arg) != LUA_TNUMBER)
+    pd_typeerror(L, arg, "number");
+  d = (double)lua_tonumber(L, arg);
+  luaL_argcheck(L, d == d, arg, "time is NaN");
+  return d;
+}
+
+
+static uint32_t pd_optmax (lua_State *L, int arg) {
+  lua_Number n;
+  if (lua_isnoneornil(L, arg))
+    return PD_DEFMAX;
+  if (lua_type(L, arg) != LUA_TTABLE)
+    pd_typeerror(L, arg, "table");
+  lua_getfield(L, arg, "max_pending");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return PD_DEFMAX;
+  }
+  if (lua_type(L, -1) != LUA_TNUMBER)
+    luaL_argerror(L, arg, lua_pushfstring(L,
+                  "max_pending: number expected, got %s",
+                  luaL_typename(L, -1)));
+  n = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  if (!(n >= 1 && n <= PD_MAXMAX && (lua_Number)(uint32_t)n == n
+        && n <= (lua_Number)((size_t)-1 / sizeof(PdEntry))))  /* 32 bits */
+    luaL_argerror(L, arg, lua_pushfstring(L,
+                  "max_pending must be an integer in [1, %d]",
+                  (int)PD_MAXMAX));
+  return (uint32_t)n;
+}
+
+/* }====================================================== */
+
+
+/* {======================================================
+** Methods
+** ======================================================= */
+
+/***
+** p:add(rawid [, deadline]) -> slot
+**                           | nil, "duplicate id"
+**                           | nil, "too many pending requests"
+*/
+static int pending_add (lua_State *L) {
+  PdTable *p = pd_check(L);
+  size_t len;
+  const char *key = pd_checkid(L, 2, &len);
+  int dated = !lua_isnoneornil(L, 3);
+  double d = dated ? pd_checktime(L, 3) : 0;
+  uint32_t h = pd_hash(p, key, len);
+  char *out = NULL;
+  uint32_t s, *head;
+  PdEntry *e;
+  if (pd_find(p, key, len, h) != NULL)
+    return pd_fail(L, "duplicate id");
+  if (p->count >= p->max)
+    return pd_fail(L, "too many pending requests");
+  if (p->freelist == 0 && p->used == p->cap)
+    pd_grow(L, p);
+  if (len > PD_SHORTKEY) {
+    out = (char *)pd_realloc(L, NULL, 0, len);
+    if (jr_unlikely(out == NULL))
+      pd_memerror(L);
+    memcpy(out, key, len);
+  }
+  /* from here on nothing can fail */
+  s = pd_newslot(p);
+  e = &p->ent[s - 1];
+  e->deadline = d;
+  e->hash = h;
+  e->len = (uint32_t)len;
+  if (out != NULL) {
+    e->key.out = out;
+    p->keybytes += len;
+  }
+  else {
+    memcpy(e->key.in, key, len);
+    e->key.in[len] = '\0';
+  }
+  head = &p->bucket[h & (p->nbucket - 1)];
+  e->chain = *head;
+  *head = s;
+  pd_enorder(p, s, dated);
+  lua_pushinteger(L, (lua_Integer)s);
+  return 1;
+}
+
+
+/* settle and cancel differ only in what they count */
+static int pd_remove (lua_State *L, int counted) {
+  PdTable *p = pd_check(L);
+  size_t len;
+  const char *key = pd_checkid(L, 2, &len);
+  uint32_t *link = pd_find(p, key, len, pd_hash(p, key, len));
+  uint32_t s;
+  if (link == NULL) {
+    if (counted)
+      p->unmatched++;
+    lua_pushnil(L);
+    return 1;
+  }
+  s = *link;
+  *link = p->ent[s - 1].chain;  /* unhash through the link we hold */
+  pd_release(L, p, s);
+  if (counted)
+    p->settled++;
+  lua_pushinteger(L, (lua_Integer)s);
+  return 1;
+}
+
+
+/***
+** p:settle(rawid) -> slot | nil   (nil counts as unmatched)
+*/
+static int pending_settle (lua_State *L) {
+  return pd_remove(L, 1);
+}
+
+
+/***
+** p:cancel(rawid) -> slot | nil   (not counted)
+*/
+static int pending_cancel (lua_State *L) {
+  return pd_remove(L, 0);
+}
+
+
+/***
+** p:next_expired(now) -> slot, rawid | nothing
+*/
+static int pending_next_expired (lua_State *L) {
+  PdTable *p = pd_check(L);
+  double now = pd_checktime(L, 2);
+  if (p->nheap == 0 || !(pd_dl(p, 0) <= now))
+    return 0;
+  pd_takeat(L, p, 0);
+  p->expired++;
+  return 2;
+}
+
+
+/***
+** p:next_deadline() -> earliest deadline | nil
+*/
+static int pending_next_deadline (lua_State *L) {
+  PdTable *p = pd_check(L);
+  if (p->nheap == 0)
+    lua_pushnil(L);
+  else
+    lua_pushnumber(L, (lua_Number)pd_dl(p, 0));
+  return 1;
+}
+
+
+/***
+** p:pop() -> slot, rawid | nothing
+** Takes the last position: an undated entry, or the heap's last leaf,
+** so draining a table on close costs O(1) per entry.
+*/
+static int pending_pop (lua_State *L) {
+  PdTable *p = pd_check(L);
+  if (p->count == 0)
+    return 0;
+  return pd_takeat(L, p, p->count - 1);
+}
+
+
+/***
+** p:count() -> number pending
+*/
+static int pending_count (lua_State *L) {
+  PdTable *p = pd_check(L);
+  lua_pushinteger(L, (lua_Integer)p->count);
+  return 1;
+}
+
+
+static size_t pd_bytes (const PdTable *p) {
+  return (size_t)p->cap * (sizeof(PdEntry) + sizeof(uint32_t))
+       + (size_t)p->nbucket * sizeof(uint32_t) + p->keybytes;
+}
+
+
+static void pd_setint (lua_State *L, const char *k, size_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+
+/***
+** p:stats() -> {pending=, unmatched=, settled=, expired=, max_pending=,
+**               capacity=, bytes=, bytes_per_entry=}
+** 'bytes' counts every block this table holds; 'bytes_per_entry' is
+** bytes / pending (0 when empty).
+*/
+static int pending_stats (lua_State *L) {
+  PdTable *p = pd_check(L);
+  size_t bytes = pd_bytes(p);
+  lua_createtable(L, 0, 8);
+  pd_setint(L, "pending", p->count);
+  pd_setint(L, "unmatched", p->unmatched);
+  pd_setint(L, "settled", p->settled);
+  pd_setint(L, "expired", p->expired);
+  pd_setint(L, "max_pending", p->max);
+  pd_setint(L, "capacity", p->cap);
+  pd_setint(L, "bytes", bytes);
+  lua_pushnumber(L, p->count ? (lua_Number)bytes / p->count : 0);
+  lua_setfield(L, -2, "bytes_per_entry");
+  return 1;
+}
+
+
+static int pending_tostring (lua_State *L) {
+  PdTable *p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);
+  lua_pushfstring(L, "%s (%d/%d): %p", PD_TNAME, (int)p->count,
+                  (int)p->max, (void *)p);
+  return 1;
+}
+
+
+/* idempotent: a resurrected table is marked closed and holds nothing */
+static int pending_gc (lua_State *L) {
+  PdTable *p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);
+  uint32_t i;
+  if (p->closed)
+    return 0;
+  for (i = 0; i < p->count; i++) {
+    PdEntry *e = &p->ent[p->order[i] - 1];
+    if (e->len > PD_SHORTKEY)
+      pd_free(L, e->key.out, e->len);
+  }
+  pd_free(L, p->ent, p->cap * sizeof(PdEntry));
+  pd_free(L, p->order, p->cap * sizeof(uint32_t));
+  pd_free(L, p->bucket, p->nbucket * sizeof(uint32_t));
+  memset(p, 0, sizeof(*p));
+  p->closed = 1;
+  return 0;
+}
+
+
+/***
+** core.pending{max_pending = 100000} -> a new, empty pending table
+** Nothing is allocated until the first add, so a failure while
+** building the userdata cannot leak.
+*/
+static int pending_new (lua_State *L) {
+  uint32_t max = pd_optmax(L, 1);
+  PdTable *p = (PdTable *)lua_newuserdatauv(L, sizeof(PdTable), 0);
+  memset(p, 0, sizeof(*p));
+  p->max = max;
+  /* not a secret (ids are our own); it only keeps tables apart */
+  p->seed = pd_mix((uint32_t)(uintptr_t)p ^ 0x9e3779b9u);
+  luaL_getmetatable(L, PD_TNAME);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+/* }====================================================== */
+
+
+static const luaL_Reg pending_methods[] = {
+  {"add", pending_add},
+  {"settle", pending_settle},
+  {"cancel", pending_cancel},
+  {"next_expired", pending_next_expired},
+  {"next_deadline", pending_next_deadline},
+  {"pop", pending_pop},
+  {"count", pending_count},
+  {"stats", pending_stats},
+  {NULL, NULL}
+};
+
+
+static const luaL_Reg pending_metamethods[] = {
+  {"__gc", pending_gc},
+  {"__tostring", pending_tostring},
+  {NULL, NULL}
+};
+
+
+/*
+** Module table on top.  The metatable is refilled even when it already
+** exists (module loaded again), so it always points at this copy.
+*/
+static void pending_open (lua_State *L) {
+  luaL_newmetatable(L, PD_TNAME);
+  luaL_setfuncs(L, pending_metamethods, 0);
+  luaL_newlib(L, pending_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);  /* metatable */
+  lua_pushcfunction(L, pending_new);
+  lua_setfield(L, -2, "pending");
+}
