@@ -27,13 +27,23 @@ typedef struct Codec {
 } Codec;
 
 
+/*
+** Methods carry the codec metatable as upvalue 3, so the type check is a
+** pointer comparison instead of a registry lookup by name (hot path).
+*/
 static Codec *check_codec (lua_State *L) {
-  return (Codec *)luaL_checkudata(L, 1, CODEC_MT);
+  void *p = lua_touserdata(L, 1);
+  if (p != NULL && lua_getmetatable(L, 1)) {
+    int ok = lua_rawequal(L, -1, lua_upvalueindex(3));
+    lua_pop(L, 1);
+    if (ok) return (Codec *)p;
+  }
+  return (Codec *)luaL_checkudata(L, 1, CODEC_MT);  /* raises */
 }
 
 
 static int codec_gc (lua_State *L) {
-  Codec *C = check_codec(L);
+  Codec *C = (Codec *)luaL_checkudata(L, 1, CODEC_MT);
   buf_free(L, &C->F.in);
   buf_free(L, &C->scratch);
   buf_free(L, &C->spans);
@@ -146,14 +156,19 @@ static int batch_error (lua_State *L, MsgCtx *M, const char *p,
 }
 
 
-/* pack the 'n' values on top of the stack into a new array */
+/*
+** Pack the 'n' values on top of the stack into a new array with field
+** 'n' (values may be nil, e.g. absent params: use unpack(t, 1, t.n)).
+*/
 static void pack_top (lua_State *L, int n) {
   int i, base = lua_gettop(L) - n;
-  lua_createtable(L, n, 0);
+  lua_createtable(L, n, 1);
   for (i = 1; i <= n; i++) {
     lua_pushvalue(L, base + i);
     lua_rawseti(L, -2, i);
   }
+  lua_pushinteger(L, n);
+  lua_setfield(L, -2, "n");
   lua_replace(L, base + 1);
   lua_settop(L, base + 1);
 }
@@ -425,7 +440,7 @@ static int codec_frame (lua_State *L) {
 
 
 static int codec_tostring (lua_State *L) {
-  Codec *C = check_codec(L);
+  Codec *C = (Codec *)luaL_checkudata(L, 1, CODEC_MT);
   lua_pushfstring(L, "jrpc.Codec (%s, %d bytes buffered)",
                   C->F.lsp ? "lsp" : "ndjson", (int)(C->F.in.n - C->F.off));
   return 1;
@@ -460,7 +475,8 @@ static void codec_open (lua_State *L) {
   lua_createtable(L, 0, 10);
   lua_pushvalue(L, -4);  /* array_mt */
   lua_pushvalue(L, -4);  /* object_mt */
-  luaL_setfuncs(L, codec_methods, 2);
+  lua_pushvalue(L, -4);  /* the codec metatable */
+  luaL_setfuncs(L, codec_methods, 3);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 }

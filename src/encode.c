@@ -202,7 +202,11 @@ static int enc_table (Enc *E, int idx, int depth) {
   }
   if (marked == 2) return enc_object(E, idx, depth + 1);
   n = lua_rawlen(L, idx);
-  if (marked == 1) return enc_array(E, idx, n, depth + 1);
+  if (marked == 1) {
+    if (count_keys(L, idx) != n)  /* holes: the border may hide the rest */
+      return enc_fail(E, "cannot encode a sparse array (nil inside)");
+    return enc_array(E, idx, n, depth + 1);
+  }
   if (n > 0) {
     if (count_keys(L, idx) != n)
       return enc_fail(E, "cannot encode a table with mixed or non-string keys");

@@ -1,0 +1,396 @@
+-- jrpc.core codec: classification, exact ids, framing, limits, writers.
+local core = require "jrpc.core"
+
+local unpack = table.unpack or unpack
+local function pack(...) return {n = select("#", ...), ...} end
+local is_jit = rawget(_G, "jit") ~= nil
+
+-- every event the codec yields for 'input', as arrays of values
+local function events(codec, input, finish)
+  if input then codec:feed(input) end
+  if finish then codec:finish() end
+  local out = {}
+  while true do
+    local ev = pack(codec:next())
+    if ev[1] == nil then break end
+    out[#out + 1] = ev
+  end
+  return out
+end
+
+local function one(input, opts)
+  local evs = events(core.codec(opts), input .. "\n")
+  assert.are.equal(1, #evs)
+  return unpack(evs[1], 1, evs[1].n)
+end
+
+-- an event rendered as text, tables as JSON, for exact comparison
+local function show(ev)
+  local parts = {}
+  for i = 1, ev.n or #ev do
+    local v = ev[i]
+    if type(v) == "table" then
+      if ev[1] == "batch" then
+        local items = {}
+        for j, item in ipairs(v) do items[j] = "{" .. show(item) .. "}" end
+        -- batch members are plain arrays: a trailing nil is not counted
+        v = table.concat(items, " ")
+      else v = core.encode(v) end
+    end
+    parts[#parts + 1] = tostring(v)
+  end
+  return table.concat(parts, " ")
+end
+
+describe("codec: message classification", function()
+  it("classifies the four forms", function()
+    local kind, method, params, id, rawid =
+      one('{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}')
+    assert.are.same({"request", "subtract", 42, 23, 1, "1"},
+      {kind, method, params[1], params[2], id, rawid})
+    assert.are.equal("notification update [1,2]",
+      show(pack(one('{"jsonrpc":"2.0","method":"update","params":[1,2]}'))))
+    assert.are.equal('result 7 19 7', show(pack(one('{"jsonrpc":"2.0","result":19,"id":7}'))))
+    local kind2, rawid, err, id = one('{"jsonrpc":"2.0","error":{"code":-32601,"message":"nf"},"id":"x"}')
+    assert.are.same({"error", '"x"', {code = -32601, message = "nf"}, "x"}, {kind2, rawid, err, id})
+  end)
+
+  it("gives params nil when absent and keeps named params", function()
+    local kind, method, params = one('{"jsonrpc":"2.0","method":"m","id":1}')
+    assert.are.same({"request", "m"}, {kind, method})
+    assert.is_nil(params)
+    local _, _, named = one('{"id":2,"params":{"minuend":42,"subtrahend":23},"method":"s","jsonrpc":"2.0"}')
+    assert.are.same({minuend = 42, subtrahend = 23}, named)
+  end)
+
+  local invalid = {
+    {'{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]', -32700, "Parse error", "null", true},
+    {'{"jsonrpc":"2.0","method":1,"params":"bar"}', -32600, "Invalid Request", "null", true},
+    {'{"jsonrpc":"1.0","method":"m","id":4}', -32600, "Invalid Request", "4", true},
+    {'{"method":"m","id":4}', -32600, "Invalid Request", "4", true},
+    {'{"jsonrpc":"2.0","method":"m","params":3,"id":"a"}', -32600, "Invalid Request", '"a"', true},
+    {'{"jsonrpc":"2.0","method":"m","id":[1]}', -32600, "Invalid Request", "null", true},
+    {'{"jsonrpc":"2.0","method":"m","id":true}', -32600, "Invalid Request", "null", true},
+    {'{"jsonrpc":"2.0","method":"m","method":"n","id":1}', -32600, "Invalid Request", "1", true},
+    {'{"jsonrpc":"2.0","method":"m","result":1,"id":1}', -32600, "Invalid Request", "1", true},
+    {'{"jsonrpc":"2.0","id":1}', -32600, "Invalid Request", "1", true},
+    {'{"jsonrpc":"2.0"}', -32600, "Invalid Request", "null", true},
+    {'"just a string"', -32600, "Invalid Request", "null", true},
+    {'[]', -32600, "Invalid Request", "null", true},
+    {'{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"m"},"id":5}', -32600, "Invalid Request", "5", false},
+    {'{"jsonrpc":"2.0","error":{"code":1.5,"message":"m"},"id":5}', -32600, "Invalid Request", "5", false},
+    {'{"jsonrpc":"2.0","error":{"code":1},"id":5}', -32600, "Invalid Request", "5", false},
+    {'{"jsonrpc":"2.0","result":1}', -32600, "Invalid Request", "null", false},
+    {'{"jsonrpc":"2.0","method":"m"} x', -32700, "Parse error", "null", true},
+    {'{"jsonrpc":"2.0","method":"m\255"}', -32700, "Parse error", "null", true},
+  }
+  for i, case in ipairs(invalid) do
+    it("rejects invalid message #" .. i .. ": " .. case[1], function()
+      local kind, code, msg, rawid, reply, detail = one(case[1])
+      assert.are.same({"invalid", case[2], case[3], case[4], case[5]},
+        {kind, code, msg, rawid, reply})
+      assert.is_string(detail)
+    end)
+  end
+
+  it("explains why in the detail", function()
+    local _, _, _, _, _, detail = one('{"jsonrpc":"2.0","method":"m","params":3,"id":1}')
+    assert.are.equal("params must be an array or an object", detail)
+    _, _, _, _, _, detail = one('{"jsonrpc":"2.0","method":"foobar, "params":1}')
+    assert.are.equal("expected ',' or '}' at byte 37", detail)
+  end)
+end)
+
+describe("codec: ids are kept exactly", function()
+  local c = core.codec{}
+  local function echo(idtext)
+    local kind, _, _, id, rawid = one('{"jsonrpc":"2.0","method":"m","id":' .. idtext .. '}')
+    assert.are.equal("request", kind)
+    local reply = c:result(rawid, 1)
+    return id, reply
+  end
+
+  it("tells 2 from \"2\"", function()
+    local id, reply = echo("2")
+    assert.are.equal(2, id)
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":2}\n', reply)
+    id, reply = echo('"2"')
+    assert.are.equal("2", id)
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":"2"}\n', reply)
+  end)
+
+  it("echoes integers beyond 2^53 byte for byte", function()
+    local id, reply = echo("9007199254740993")
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":9007199254740993}\n', reply)
+    if not is_jit then
+      assert.are.equal(9007199254740993, id)
+      assert.are.equal("integer", math.type(id))
+    end
+    _, reply = echo("-9223372036854775808")
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":-9223372036854775808}\n', reply)
+  end)
+
+  it("echoes fractional and huge ids without rounding", function()
+    local id, reply = echo("1.50")
+    assert.are.equal(1.5, id)
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":1.50}\n', reply)
+    _, reply = echo("123456789012345678901234567890")
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":123456789012345678901234567890}\n', reply)
+    _, reply = echo("1e2")
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":1e2}\n', reply)
+  end)
+
+  it("echoes string ids with escapes and non-ASCII as sent", function()
+    local id, reply = echo('"a\\u00e9\\n\\"é😀"')
+    assert.are.equal('aé\n"é😀', id)
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":"a\\u00e9\\n\\"é😀"}\n', reply)
+  end)
+
+  it("echoes null ids", function()
+    local id, reply = echo("null")
+    assert.are.equal(core.null, id)
+    assert.are.equal('{"jsonrpc":"2.0","result":1,"id":null}\n', reply)
+  end)
+
+  it("normalizes response ids for matching", function()
+    local _, rawid = one('{"jsonrpc":"2.0","result":1,"id":"\\u00e9"}')
+    assert.are.equal(core.rawid("é"), rawid)
+    _, rawid = one('{"jsonrpc":"2.0","result":1,"id":"é"}')
+    assert.are.equal(core.rawid("é"), rawid)
+  end)
+end)
+
+describe("codec: the mcp profile", function()
+  local mcp = {profile = "mcp"}
+  it("takes object params and string or integer ids", function()
+    assert.are.equal('request tools/list {"_meta":{}} 1 1',
+      show(pack(one('{"jsonrpc":"2.0","method":"tools/list","params":{"_meta":{}},"id":1}', mcp))))
+    assert.are.equal('request m nil x "x"', show(pack(one('{"jsonrpc":"2.0","method":"m","id":"x"}', mcp))))
+  end)
+  local bad = {
+    {'{"jsonrpc":"2.0","method":"m","params":[1],"id":1}', "1", "params must be an object"},
+    {'{"jsonrpc":"2.0","method":"m","id":null}', "null", "id must not be null"},
+    {'{"jsonrpc":"2.0","method":"m","id":1.5}', "null", "id must be a string or a 64-bit integer"},
+    {'[{"jsonrpc":"2.0","method":"m","id":1}]', "null", "this profile has no batches"},
+  }
+  for i, case in ipairs(bad) do
+    it("rejects " .. i .. ": " .. case[1], function()
+      local kind, code, _, rawid, reply, detail = one(case[1], mcp)
+      assert.are.same({"invalid", -32600, case[2], true, case[3]}, {kind, code, rawid, reply, detail})
+    end)
+  end
+  it("refuses batches in the lsp profile too", function()
+    local kind, code, msg = one('[{"jsonrpc":"2.0","method":"m","id":1}]', {profile = "lsp"})
+    assert.are.same({"invalid", -32600, "Batches are not allowed"}, {kind, code, msg})
+  end)
+end)
+
+describe("codec: batches", function()
+  it("yields each member, invalid ones included", function()
+    local kind, items = one('[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},'
+      .. '{"jsonrpc":"2.0","method":"notify_hello","params":[7]},1,{"foo":"boo"},'
+      .. '{"jsonrpc":"2.0","result":3,"id":9}]')
+    assert.are.equal("batch", kind)
+    assert.are.equal(5, #items)
+    assert.are.equal('request sum [1,2,4] 1 "1"', show(items[1]))
+    assert.are.equal("notification notify_hello [7]", show(items[2]))
+    assert.are.equal("invalid -32600 Invalid Request null true a message must be an object", show(items[3]))
+    assert.are.equal("invalid -32600 Invalid Request null true method is missing", show(items[4]))
+    assert.are.equal("result 9 3 9", show(items[5]))
+  end)
+
+  it("answers a batch of invalid JSON with one parse error", function()
+    local kind, code = one('[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},{"jsonrpc":"2.0","method"]')
+    assert.are.same({"invalid", -32700}, {kind, code})
+  end)
+
+  it("limits the batch length", function()
+    local kind, code, msg, _, _, detail = one("[1,2,3]", {max_batch = 2})
+    assert.are.same({"invalid", -32600, "Batch too large", "more than 2 members"},
+      {kind, code, msg, detail})
+    assert.are.equal("batch", (one("[1,2]", {max_batch = 2})))
+  end)
+end)
+
+describe("codec: newline framing", function()
+  local stream = '{"jsonrpc":"2.0","method":"a","id":1}\r\n\n  \n'
+    .. '{"jsonrpc":"2.0","method":"é","params":{"x":"y\\n"},"id":"k"}\n'
+    .. '[{"jsonrpc":"2.0","method":"n"}]\n'
+  local expected = {
+    'request a nil 1 1',
+    'request é {"x":"y\\n"} k "k"',
+    'batch {notification n nil}',
+  }
+
+  local function render(evs)
+    local out = {}
+    for i, ev in ipairs(evs) do out[i] = show(ev) end
+    return out
+  end
+
+  it("decodes many messages in one chunk", function()
+    assert.are.same(expected, render(events(core.codec{}, stream)))
+  end)
+
+  it("decodes the same at every split point", function()
+    for cut = 1, #stream - 1 do
+      local c = core.codec{}
+      local evs = events(c, stream:sub(1, cut))
+      for _, ev in ipairs(events(c, stream:sub(cut + 1))) do evs[#evs + 1] = ev end
+      assert.are.same(expected, render(evs), "split at " .. cut)
+    end
+  end)
+
+  it("decodes the same fed one byte at a time", function()
+    local c, evs = core.codec{}, {}
+    for i = 1, #stream do
+      for _, ev in ipairs(events(c, stream:sub(i, i))) do evs[#evs + 1] = ev end
+    end
+    assert.are.same(expected, render(evs))
+  end)
+
+  it("decodes a last line without a newline at the end of input", function()
+    local c = core.codec{}
+    assert.are.same({}, events(c, '{"jsonrpc":"2.0","method":"a"}'))
+    assert.are.same({"notification a nil"}, render(events(c, nil, true)))
+  end)
+
+  it("drops an oversized line as it streams in and stays in sync", function()
+    local c = core.codec{max_message_bytes = 64}
+    local big = '{"jsonrpc":"2.0","method":"a","params":["' .. string.rep("x", 200) .. '"]}'
+    local evs = events(c, big:sub(1, 100))
+    assert.are.same({"invalid -32600 Message too large null true message larger than the limit of 64 bytes"},
+      render(evs))
+    evs = events(c, big:sub(101) .. '\n{"jsonrpc":"2.0","method":"b"}\n')
+    assert.are.same({"notification b nil"}, render(evs))
+    assert.are.equal("jrpc.Codec (ndjson, 0 bytes buffered)", tostring(c))
+  end)
+end)
+
+describe("codec: Content-Length framing", function()
+  local function frame(body) return "Content-Length: " .. #body .. "\r\n\r\n" .. body end
+  local b1 = '{"jsonrpc":"2.0","method":"a","params":["é"],"id":1}'
+  local b2 = '{"jsonrpc":"2.0","result":{"ok":true},"id":1}'
+  local stream = frame(b1) .. "content-length:" .. #b2 .. "\nX-Other: 1\n\n" .. b2
+  local expected = {'request a ["é"] 1 1', 'result 1 {"ok":true} 1'}
+
+  local function decode_all(c, chunks)
+    local out = {}
+    for _, chunk in ipairs(chunks) do
+      for _, ev in ipairs(events(c, chunk)) do out[#out + 1] = show(ev) end
+    end
+    return out
+  end
+
+  it("counts Content-Length in bytes and tolerates header case and LF endings", function()
+    assert.are.same(expected, decode_all(core.codec{framing = "lsp"}, {stream}))
+  end)
+
+  it("decodes the same at every split point", function()
+    for cut = 1, #stream - 1 do
+      assert.are.same(expected,
+        decode_all(core.codec{framing = "lsp"}, {stream:sub(1, cut), stream:sub(cut + 1)}),
+        "split at " .. cut)
+    end
+  end)
+
+  it("says how many body bytes it still wants", function()
+    local c = core.codec{framing = "lsp"}
+    c:feed("Content-Length: 10\r\n\r\n0123")
+    assert.is_nil(c:next())
+    assert.are.equal(6, c:want())
+  end)
+
+  it("skips log lines between messages and reports them without a reply", function()
+    local out = decode_all(core.codec{framing = "lsp"}, {"[info] server started\n" .. frame(b1)})
+    assert.are.same({"invalid -32700 Parse error null false skipped a line that is not a header (21 bytes)",
+      expected[1]}, out)
+  end)
+
+  it("reports a header block without Content-Length and goes on", function()
+    local out = decode_all(core.codec{framing = "lsp"}, {"Content-Type: x\r\n\r\n" .. frame(b1)})
+    assert.are.same({"invalid -32700 Parse error null false header block without a valid Content-Length",
+      expected[1]}, out)
+  end)
+
+  it("skips an oversized body without buffering it and stays in sync", function()
+    local c = core.codec{framing = "lsp", max_message_bytes = 20}
+    local out = decode_all(c, {"Content-Length: 100000\r\n\r\n", string.rep("x", 99990),
+      string.rep("y", 10) .. frame('{"jsonrpc":"2.0","method":"a"}')})
+    assert.are.same({"invalid -32600 Message too large null true message larger than the limit of 20 bytes",
+      "invalid -32600 Message too large null true message larger than the limit of 20 bytes"}, out)
+    c = core.codec{framing = "lsp", max_message_bytes = 40}
+    out = decode_all(c, {"Content-Length: 100000\r\n\r\n", string.rep("x", 99990),
+      string.rep("y", 10) .. frame('{"jsonrpc":"2.0","method":"a"}')})
+    assert.are.same({"invalid -32600 Message too large null true message larger than the limit of 40 bytes",
+      "notification a nil"}, out)
+  end)
+
+  it("reports a truncated body at the end of input", function()
+    local c = core.codec{framing = "lsp"}
+    local out = decode_all(c, {"Content-Length: 50\r\n\r\n{\"jsonrpc\""})
+    assert.are.same({}, out)
+    assert.are.same({"invalid -32700 Parse error null false input ended inside a message body"},
+      {show(events(c, nil, true)[1])})
+  end)
+end)
+
+describe("codec: limits are per codec", function()
+  it("two codecs with different limits do not affect each other", function()
+    local small = core.codec{max_message_bytes = 50, max_depth = 3}
+    local large = core.codec{}
+    local msg = '{"jsonrpc":"2.0","method":"m","params":[[[["deep"]]]],"id":1}\n'
+    local a = events(small, msg)
+    local b = events(large, msg)
+    local c = events(small, '{"jsonrpc":"2.0","method":"m","params":[[[1]]]}\n')
+    assert.are.equal("Message too large", a[1][3])
+    assert.are.equal("request", b[1][1])
+    assert.are.equal("Nesting too deep", c[1][3])
+  end)
+
+  it("raises on bad or unknown options", function()
+    assert.has_error(function() core.codec{framing = "xml"} end, "option 'framing': unknown value 'xml'")
+    assert.has_error(function() core.codec{max_depth = 0} end)
+    assert.has_error(function() core.codec{max_depth = 1001} end)
+    assert.has_error(function() core.codec{max_message_bytes = 1.5} end)
+    assert.has_error(function() core.codec{maxdepth = 3} end, "unknown codec option 'maxdepth'")
+  end)
+end)
+
+describe("codec: writers", function()
+  local c = core.codec{}
+  local l = core.codec{framing = "lsp"}
+
+  it("writes the four forms, framed", function()
+    assert.are.equal('{"jsonrpc":"2.0","result":[1,2],"id":1}\n', c:result("1", {1, 2}))
+    assert.are.equal('{"jsonrpc":"2.0","result":null,"id":"a"}\n', c:result('"a"', nil))
+    assert.are.equal('{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":null}\n',
+      c:error("null", -32601, "Method not found"))
+    assert.are.equal('{"jsonrpc":"2.0","error":{"code":1,"message":"m","data":{"k":"v"}},"id":2}\n',
+      c:error("2", 1, "m", {k = "v"}))
+    assert.are.equal('{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":3}\n', c:request("3", "sum", {1, 2}))
+    assert.are.equal('{"jsonrpc":"2.0","method":"ping","id":4}\n', c:request("4", "ping"))
+    assert.are.equal('{"jsonrpc":"2.0","method":"note","params":{"a":1}}\n', c:notification("note", {a = 1}))
+    local body = '{"jsonrpc":"2.0","result":"é","id":1}'
+    assert.are.equal("Content-Length: " .. #body .. "\r\n\r\n" .. body, l:result("1", "é"))
+  end)
+
+  it("writes bare JSON for batch members, and frames a batch", function()
+    local parts = {c:result("1", 1, true), c:error("2", -32601, "Method not found", nil, true)}
+    assert.are.equal('[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}]\n',
+      c:frame("[" .. table.concat(parts, ",") .. "]"))
+  end)
+
+  it("returns nil and a reason for values it cannot encode", function()
+    assert.are.same({nil, "cannot encode NaN or Infinity"}, {c:result("1", 0 / 0)})
+    assert.are.same({nil, "params must be a table, not a number"}, {c:request("1", "m", 5)})
+    assert.are.same({nil, "cannot encode a function"}, {c:error("1", 1, "m", print)})
+  end)
+
+  it("raises for misuse", function()
+    assert.has_error(function() c:result("1 2", 1) end)
+    assert.has_error(function() c:result("{}", 1) end)
+    assert.has_error(function() c:error("1", 1.5, "m") end)
+    assert.has_error(function() c.result({}, "1", 1) end)
+  end)
+end)
