@@ -3,7 +3,7 @@
 ** text (the exact JSON text of the id), with deadlines.
 ** Contract: CORE_API.md, section "Pending-id table".
 **
-** Three blocks, all from the state's allocator and freed in __gc:
+** Four arrays, all from the state's allocator and freed in __gc:
 **   ent[]     one PdEntry per slot; slot s lives in ent[s - 1].  A slot
 **             does not move while its entry lives, so the Lua side can
 **             keep waiters[slot] in a plain array.  Freed slots go on a
@@ -11,14 +11,16 @@
 **   bucket[]  hash heads (slot numbers, 0 = empty), chained through
 **             PdEntry.chain.  A power of two >= capacity: load <= 1.
 **   order[]   every live slot.  Positions [0, nheap) are a binary
-**             min-heap on deadline; positions [nheap, count) hold the
-**             entries without a deadline (they are not in the heap).
-**             PdEntry.pos is the entry's position, so removing any entry
-**             is O(log n) and pop() takes the last position in O(1).
+**   due[]     min-heap on deadline, the deadline of order[i] in due[i]
+**             (heap moves then read one contiguous array, not scattered
+**             entries); positions [nheap, count) hold the entries without
+**             a deadline (they are not in the heap).  PdEntry.pos is the
+**             entry's position, so removing any entry is O(log n) and
+**             pop() takes the last position in O(1).
 **
 ** Memory per pending entry (any platform, ids of at most 23 bytes, which
-** covers every integer id): sizeof(PdEntry) 48 + bucket head 4 + order
-** (heap) slot 4 = 56 bytes.  A longer id adds its length in a separate
+** covers every integer id): sizeof(PdEntry) 40 + order slot 4 + due slot 8
+** + bucket head 4 = 56 bytes.  A longer id adds its length in a separate
 ** block.  Capacity doubles from 8 up to max_pending and never shrinks,
 ** and the bucket array is the power of two >= capacity, so the bytes
 ** held per live entry are 56 at best and about twice that right after a
@@ -36,7 +38,6 @@
 
 
 typedef struct PdEntry {
-  double deadline;    /* meaningful only while the entry is in the heap */
   uint32_t hash;      /* full hash: cheap mismatch test, rehash on growth */
   uint32_t chain;     /* next slot in the bucket, or in the free list */
   uint32_t pos;       /* index in 'order'; PD_FREE when the slot is free */
@@ -51,6 +52,7 @@ typedef struct PdEntry {
 typedef struct PdTable {
   PdEntry *ent;       /* 'cap' entries */
   uint32_t *order;    /* 'cap' positions: heap first, then the rest */
+  double *due;        /* 'cap' deadlines, meaningful in [0, nheap) */
   uint32_t *bucket;   /* 'nbucket' hash heads */
   size_t keybytes;    /* bytes held by long keys */
   size_t unmatched;   /* settle() of an unknown (or late) id */
@@ -180,55 +182,54 @@ static void pd_unhash (PdTable *p, uint32_t s) {
 ** Order part: deadline heap followed by the undated entries
 ** ======================================================= */
 
-#define pd_dl(p, i)  ((p)->ent[(p)->order[i] - 1].deadline)
-
-
 static void pd_place (PdTable *p, uint32_t i, uint32_t s) {
   p->order[i] = s;
   p->ent[s - 1].pos = i;
 }
 
 
-static void pd_siftup (PdTable *p, uint32_t i) {
-  uint32_t s = p->order[i];
-  double d = p->ent[s - 1].deadline;
-  while (i > 0) {
-    uint32_t parent = (i - 1) / 2;
-    if (!(d < pd_dl(p, parent)))
-      break;
-    pd_place(p, i, p->order[parent]);  /* parent moves down */
-    i = parent;
-  }
+static void pd_hplace (PdTable *p, uint32_t i, uint32_t s, double d) {
+  p->due[i] = d;
   pd_place(p, i, s);
 }
 
 
-static void pd_siftdown (PdTable *p, uint32_t i) {
-  uint32_t s = p->order[i];
-  double d = p->ent[s - 1].deadline;
+/* put slot 's' with deadline 'd' in the hole at 'i', moving it up */
+static void pd_siftup (PdTable *p, uint32_t i, uint32_t s, double d) {
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 2;
+    if (!(d < p->due[parent]))
+      break;
+    pd_hplace(p, i, p->order[parent], p->due[parent]);  /* parent down */
+    i = parent;
+  }
+  pd_hplace(p, i, s, d);
+}
+
+
+/* put slot 's' with deadline 'd' in the hole at 'i', moving it down */
+static void pd_siftdown (PdTable *p, uint32_t i, uint32_t s, double d) {
   for (;;) {
     uint32_t c = 2 * i + 1;  /* no overflow: nheap <= PD_MAXMAX */
     if (c >= p->nheap)
       break;
-    if (c + 1 < p->nheap && pd_dl(p, c + 1) < pd_dl(p, c))
+    if (c + 1 < p->nheap && p->due[c + 1] < p->due[c])
       c++;  /* the earlier child */
-    if (!(pd_dl(p, c) < d))
+    if (!(p->due[c] < d))
       break;
-    pd_place(p, i, p->order[c]);  /* child moves up */
+    pd_hplace(p, i, p->order[c], p->due[c]);  /* child moves up */
     i = c;
   }
-  pd_place(p, i, s);
+  pd_hplace(p, i, s, d);
 }
 
 
-static void pd_enorder (PdTable *p, uint32_t s, int dated) {
+static void pd_enorder (PdTable *p, uint32_t s, int dated, double d) {
   uint32_t i = p->count++;
   if (dated) {
     if (i != p->nheap)  /* make room: first undated entry goes to the end */
       pd_place(p, i, p->order[p->nheap]);
-    i = p->nheap++;
-    pd_place(p, i, s);
-    pd_siftup(p, i);
+    pd_siftup(p, p->nheap++, s, d);
   }
   else
     pd_place(p, i, s);
@@ -244,11 +245,12 @@ static void pd_unorder (PdTable *p, uint32_t i) {
   if (i < p->nheap) {
     uint32_t last = --p->nheap;
     if (i != last) {
-      pd_place(p, i, p->order[last]);
-      if (i > 0 && pd_dl(p, i) < pd_dl(p, (i - 1) / 2))
-        pd_siftup(p, i);
+      uint32_t s = p->order[last];
+      double d = p->due[last];
+      if (i > 0 && d < p->due[(i - 1) / 2])
+        pd_siftup(p, i, s, d);
       else
-        pd_siftdown(p, i);
+        pd_siftdown(p, i, s, d);
     }
     i = last;
   }
@@ -282,36 +284,43 @@ static uint32_t pd_nextcap (const PdTable *p) {
 
 /*
 ** Called only when every slot is live (count == used == cap).  All new
-** blocks are obtained before anything changes: 'order' and 'bucket' are
-** fresh, 'ent' grows last in place, and a failed request leaves the old
-** blocks (and so the whole table) as they were.
+** blocks are obtained before anything changes: 'order', 'due' and
+** 'bucket' are fresh, 'ent' is reallocated last (a failed realloc keeps
+** the old block), so a failure leaves the whole table as it was.
 */
 static void pd_grow (lua_State *L, PdTable *p) {
   uint32_t ncap = pd_nextcap(p);
   uint32_t nb = (p->nbucket == 0) ? 1 : p->nbucket;
   uint32_t *order, *bucket;
+  double *due;
   PdEntry *ent = NULL;
   uint32_t i;
   while (nb < ncap)
     nb *= 2;
   order = (uint32_t *)pd_realloc(L, NULL, 0, ncap * sizeof(uint32_t));
+  due = (double *)pd_realloc(L, NULL, 0, ncap * sizeof(double));
   bucket = (uint32_t *)pd_realloc(L, NULL, 0, nb * sizeof(uint32_t));
-  if (order != NULL && bucket != NULL)
+  if (order != NULL && due != NULL && bucket != NULL)
     ent = (PdEntry *)pd_realloc(L, p->ent, p->cap * sizeof(PdEntry),
                                 ncap * sizeof(PdEntry));
   if (jr_unlikely(ent == NULL)) {
     pd_free(L, order, ncap * sizeof(uint32_t));
+    pd_free(L, due, ncap * sizeof(double));
     pd_free(L, bucket, nb * sizeof(uint32_t));
     pd_memerror(L);
   }
   /* commit */
   if (p->count > 0)
     memcpy(order, p->order, p->count * sizeof(uint32_t));
+  if (p->nheap > 0)
+    memcpy(due, p->due, p->nheap * sizeof(double));
   pd_free(L, p->order, p->cap * sizeof(uint32_t));
+  pd_free(L, p->due, p->cap * sizeof(double));
   pd_free(L, p->bucket, p->nbucket * sizeof(uint32_t));
   memset(bucket, 0, nb * sizeof(uint32_t));
   p->ent = ent;
   p->order = order;
+  p->due = due;
   p->bucket = bucket;
   p->cap = ncap;
   p->nbucket = nb;
@@ -451,7 +460,6 @@ static int pending_add (lua_State *L) {
   /* from here on nothing can fail */
   s = pd_newslot(p);
   e = &p->ent[s - 1];
-  e->deadline = d;
   e->hash = h;
   e->len = (uint32_t)len;
   if (out != NULL) {
@@ -465,7 +473,7 @@ static int pending_add (lua_State *L) {
   head = &p->bucket[h & (p->nbucket - 1)];
   e->chain = *head;
   *head = s;
-  pd_enorder(p, s, dated);
+  pd_enorder(p, s, dated, d);
   lua_pushinteger(L, (lua_Integer)s);
   return 1;
 }
@@ -516,7 +524,7 @@ static int pending_cancel (lua_State *L) {
 static int pending_next_expired (lua_State *L) {
   PdTable *p = pd_check(L);
   double now = pd_checktime(L, 2);
-  if (p->nheap == 0 || !(pd_dl(p, 0) <= now))
+  if (p->nheap == 0 || !(p->due[0] <= now))
     return 0;
   pd_takeat(L, p, 0);
   p->expired++;
@@ -532,7 +540,7 @@ static int pending_next_deadline (lua_State *L) {
   if (p->nheap == 0)
     lua_pushnil(L);
   else
-    lua_pushnumber(L, (lua_Number)pd_dl(p, 0));
+    lua_pushnumber(L, (lua_Number)p->due[0]);
   return 1;
 }
 
@@ -561,7 +569,7 @@ static int pending_count (lua_State *L) {
 
 
 static size_t pd_bytes (const PdTable *p) {
-  return (size_t)p->cap * (sizeof(PdEntry) + sizeof(uint32_t))
+  return (size_t)p->cap * (sizeof(PdEntry) + sizeof(uint32_t) + sizeof(double))
        + (size_t)p->nbucket * sizeof(uint32_t) + p->keybytes;
 }
 
@@ -616,6 +624,7 @@ static int pending_gc (lua_State *L) {
   }
   pd_free(L, p->ent, p->cap * sizeof(PdEntry));
   pd_free(L, p->order, p->cap * sizeof(uint32_t));
+  pd_free(L, p->due, p->cap * sizeof(double));
   pd_free(L, p->bucket, p->nbucket * sizeof(uint32_t));
   memset(p, 0, sizeof(*p));
   p->closed = 1;

@@ -1,0 +1,8 @@
+-- luacheck configuration (`make lint` checks lua spec examples bench).
+-- Code must run on both Lua 5.4 and LuaJIT: "max" is the union of their
+-- standard globals, so feature tests like `table.unpack or unpack` pass.
+std = "max"
+read_globals = {"jit"}
+
+-- Specs hold literal JSON test vectors on one line: no line-length limit.
+files["spec"] = {std = "+busted", max_line_length = false}

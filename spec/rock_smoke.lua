@@ -1,0 +1,46 @@
+-- spec/rock_smoke.lua: run by `make test-rock` with a plain lua5.4 whose
+-- LUA_PATH/LUA_CPATH point only at a fresh `luarocks make` tree (plus the
+-- defaults). Usage: lua5.4 spec/rock_smoke.lua TREE; prints "rock ok".
+local tree = assert(arg[1], "usage: lua5.4 rock_smoke.lua TREE")
+
+local function inside(path, what)
+  assert(path, what .. " not found on the search path")
+  assert(path:sub(1, #tree + 1) == tree .. "/",
+         what .. " loaded from " .. path .. ", not from the tree " .. tree)
+end
+
+local jrpc = require("jrpc")
+assert(type(jrpc) == "table", "require 'jrpc' did not return a table")
+inside(package.searchpath("jrpc", package.path), "jrpc")
+inside(package.searchpath("jrpc.core", package.cpath), "jrpc.core")
+
+local core = require("jrpc.core")
+
+-- decode: one ndjson line in, one request out
+local function read_one(bytes)
+  local codec = core.codec{}
+  codec:feed(bytes)
+  local kind, method, params, id, rawid = codec:next()
+  assert(kind == "request", "kind: " .. tostring(kind))
+  assert(method == "subtract", "method: " .. tostring(method))
+  assert(type(params) == "table" and params[1] == 42 and params[2] == 23, "params")
+  assert(id == 1 and math.type(id) == "integer", "id: " .. tostring(id))
+  assert(rawid == "1", "rawid: " .. tostring(rawid))
+  assert(codec:next() == nil, "a second message out of one line")
+  return params, rawid
+end
+
+local msg = '{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}'
+local params, rawid = read_one(msg .. "\n")
+
+-- encode: the same request written by the codec must read back the same
+local codec = core.codec{}
+local bytes = assert(codec:request(rawid, "subtract", params))
+read_one(bytes)
+
+-- and a result for it
+local reply = assert(codec:result(rawid, params[1] - params[2]))
+local r = assert(core.decode(reply))
+assert(r.jsonrpc == "2.0" and r.result == 19 and r.id == 1, "reply: " .. reply)
+
+print("rock ok")
