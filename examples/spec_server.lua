@@ -1,0 +1,81 @@
+#!/usr/bin/env lua5.4
+--- The JSON-RPC 2.0 specification's examples (section 7), served on stdio.
+--
+--   lua5.4 examples/spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp]
+--   luajit examples/spec_server.lua ...
+--
+-- Writes only protocol messages to stdout, logs to stderr, exits 0 at the
+-- end of input. Loaded with the single argument "--module" it serves
+-- nothing and returns `install(peer)` instead (for in-process tests).
+
+-- Find the repository from this script's own path, so it runs from a
+-- checkout with no environment variables set.
+local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
+local root = script_dir .. "/.."
+local abi = rawget(_G, "jit") and "jit" or "5.4"
+package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
+package.cpath = root .. "/build/" .. abi .. "/?.so;" .. package.cpath
+
+local jrpc = require "jrpc"
+
+local function do_nothing() end
+
+local methods = {
+  sum = function(params)
+    if type(params) ~= "table" or getmetatable(params) ~= jrpc.core.array_mt then
+      jrpc.error(jrpc.codes.INVALID_PARAMS, "Invalid params: sum takes an array of numbers")
+    end
+    local total = 0
+    for i = 1, #params do
+      if type(params[i]) ~= "number" then
+        jrpc.error(jrpc.codes.INVALID_PARAMS, "Invalid params: item " .. i .. " is not a number")
+      end
+      total = total + params[i]
+    end
+    return total
+  end,
+  get_data = function()
+    return jrpc.array{ "hello", 5 }
+  end,
+  fail = function()
+    error("this method always fails")
+  end,
+  update = do_nothing,
+  notify_hello = do_nothing,
+  notify_sum = do_nothing,
+}
+
+--- Register the example methods on a peer.
+---@param peer jrpc.Peer
+local function install(peer)
+  peer:methods(methods)
+  peer:method("subtract", function(p) return p.minuend - p.subtrahend end,
+    jrpc.params{ "minuend:number", "subtrahend:number" })
+end
+
+local choices = {
+  ["--framing"] = { ndjson = true, lsp = true },
+  ["--profile"] = { jsonrpc = true, mcp = true, lsp = true },
+}
+
+local function parse_args(argv)
+  local opts = { framing = "ndjson", profile = "jsonrpc" }
+  local i = 1
+  while argv[i] do
+    local flag, value = argv[i], argv[i + 1]
+    if choices[flag] and choices[flag][value] then
+      opts[flag:sub(3)] = value
+      i = i + 2
+    else
+      io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]\n")
+      os.exit(2)
+    end
+  end
+  return opts
+end
+
+if ... == "--module" then return install end
+
+local peer = jrpc.stdio.peer(parse_args(arg or {}))
+install(peer)
+jrpc.stdio.run(peer)

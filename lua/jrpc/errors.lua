@@ -1,0 +1,89 @@
+--- JSON-RPC error values.
+-- Wire errors carry a numeric `code`; errors made on this side of the
+-- connection (timeout, close, ...) carry a string `code`, so they can never be
+-- confused with a code a peer sent.
+local M = {}
+
+---@class jrpc.Error
+---@field code integer|string  numeric: from the wire or for the wire; string: local
+---@field message string
+---@field data any
+
+--- Standard codes, plus LSP's RequestCancelled.
+M.codes = {
+  PARSE_ERROR = -32700,
+  INVALID_REQUEST = -32600,
+  METHOD_NOT_FOUND = -32601,
+  INVALID_PARAMS = -32602,
+  INTERNAL_ERROR = -32603,
+  REQUEST_CANCELLED = -32800,
+}
+
+local Error = {}
+Error.__index = Error
+M.metatable = Error
+
+function Error.__tostring(e)
+  return "jrpc error " .. tostring(e.code) .. ": " .. tostring(e.message)
+end
+
+local function check_code(code, level)
+  local t = type(code)
+  if t ~= "string" and not (t == "number" and code % 1 == 0) then
+    error("error code must be an integer or a string, got " .. tostring(code), level + 1)
+  end
+end
+
+--- Build an error value without raising it.
+---@param code integer|string
+---@param message string
+---@param data any
+---@return jrpc.Error
+function M.new(code, message, data)
+  check_code(code, 2)
+  if type(message) ~= "string" then
+    error("error message must be a string", 2)
+  end
+  return setmetatable({ code = code, message = message, data = data }, Error)
+end
+
+--- Raise a JSON-RPC error from a handler; the peer answers with it.
+---@param code integer
+---@param message string
+---@param data any
+function M.raise(code, message, data)
+  if type(code) ~= "number" or code % 1 ~= 0 then
+    error("jrpc.error: code must be an integer, got " .. tostring(code), 2)
+  end
+  error(setmetatable({ code = code, message = tostring(message), data = data }, Error))
+end
+
+--- Give a decoded wire error (`{code, message, data}` from the core) the
+--- error metatable, so it prints well.
+---@param err table
+---@return jrpc.Error
+function M.adopt(err)
+  return setmetatable(err, Error)
+end
+
+--- A table raised by a handler counts as a JSON-RPC error when its code is an
+--- integer; anything else is a bug in the handler (-32603).
+---@param v any
+---@return boolean
+function M.is_wire_error(v)
+  if type(v) ~= "table" then return false end
+  local code = v.code
+  return type(code) == "number" and code % 1 == 0
+    and code >= -2147483648 and code <= 2147483647
+end
+
+--- Local (non-wire) errors.
+function M.timeout() return M.new("timeout", "request timed out") end
+function M.cancelled(reason) return M.new("cancelled", reason or "request cancelled") end
+function M.closed(reason) return M.new("closed", reason or "connection closed") end
+function M.too_many_pending(msg) return M.new("too_many_pending", msg or "too many pending requests") end
+function M.encode(msg)
+  return M.new("encode", "params could not be encoded: " .. tostring(msg))
+end
+
+return M

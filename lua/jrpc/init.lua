@@ -1,0 +1,68 @@
+--- jrpc: JSON-RPC 2.0 for Lua 5.4 and LuaJIT, on a C core.
+--
+--     local jrpc = require "jrpc"
+--     local peer = jrpc.peer{ send = function(bytes) sock:write(bytes) end }
+--     peer:method("subtract", function(p) return p.minuend - p.subtrahend end,
+--       jrpc.params{ "minuend:number", "subtrahend:number" })
+--     peer:receive(bytes_from_the_socket)
+local core = require "jrpc.core"
+local errors = require "jrpc.errors"
+local params = require "jrpc.params"
+local peer = require "jrpc.peer"
+
+local M = {}
+
+--- The C core (`jrpc.core`), for codecs and pending tables of your own.
+M.core = core
+
+--- JSON `null` (a light userdata; equal to `cjson.null`).
+M.null = core.null
+
+--- Mark a table as a JSON array (so an empty one encodes as `[]`).
+---@param t? table  default: a new table
+---@return table t
+function M.array(t)
+  return setmetatable(t or {}, core.array_mt)
+end
+
+--- Mark a table as a JSON object (so an empty one encodes as `{}`).
+---@param t? table  default: a new table
+---@return table t
+function M.object(t)
+  return setmetatable(t or {}, core.object_mt)
+end
+
+--- Compact JSON text of a value, or `nil, msg`.
+---@type fun(v: any, max_depth?: integer): string|nil, string|nil
+M.encode = core.encode
+
+--- The value of a JSON text, or `nil, msg`.
+---@type fun(s: string, max_depth?: integer): any, string|nil
+M.decode = core.decode
+
+--- Raise a JSON-RPC error from a handler: the request is answered with it.
+---@type fun(code: integer, message: string, data?: any)
+M.error = errors.raise
+
+--- Build a JSON-RPC error value without raising it.
+---@type fun(code: integer|string, message: string, data?: any): jrpc.Error
+M.new_error = errors.new
+
+--- The standard error codes (and LSP's REQUEST_CANCELLED).
+M.codes = errors.codes
+
+--- Declare a method's params: `jrpc.params{ "minuend:number", "note:string?" }`.
+--- Types: number|integer|string|boolean|table|array|object|any; `?` = optional.
+--- The handler then gets a named table whatever form the caller used; bad
+--- params answer -32602 `Invalid params: "subtrahend" must be a number`.
+---@type fun(specs: string[]): table
+M.params = params.declare
+
+--- Create a peer (see jrpc.peer).
+---@type fun(opts: table): jrpc.Peer
+M.peer = peer.new
+
+--- The blocking stdio transport: `jrpc.stdio.serve{ methods = {...} }`.
+M.stdio = require "jrpc.stdio"
+
+return M

@@ -1,0 +1,247 @@
+--- A JSON-RPC peer: one end of a connection, both client and server.
+-- Transport-agnostic: feed it bytes with `receive`, it writes through `send`.
+local core = require "jrpc.core"
+local profiles = require "jrpc.profiles"
+local decls = require "jrpc.params"
+local output = require "jrpc.output"
+local server = require "jrpc.server"
+local client = require "jrpc.client"
+
+local collect = output.collect
+local request, notification = server.request, server.notification
+
+local M = {}
+
+---@class jrpc.Peer
+local Peer = {}
+Peer.__index = Peer
+
+-- {======================================================================
+-- Reading
+-- =======================================================================
+
+-- Take every complete message out of the codec and act on it. The hot
+-- path is the first branch: decode → handler → worker → reply.
+local function drain(peer)
+  local deadline = peer._pending:next_deadline()
+  if deadline ~= nil and deadline <= peer._clock() then client.expire(peer) end
+  local codec = peer._codec
+  while not peer._closed do
+    local kind, a, b, c, d, e = codec:next()
+    if kind == "request" then
+      request(peer, a, b, c, d)
+    elseif kind == nil then
+      return
+    elseif kind == "notification" then
+      notification(peer, a, b)
+    elseif kind == "result" then
+      client.result(peer, a, b)
+    elseif kind == "error" then
+      client.error(peer, a, b)
+    elseif kind == "batch" then
+      server.batch(peer, a)
+    elseif kind == "invalid" then
+      server.invalid(peer, a, b, c, d, e)
+    end
+  end
+end
+
+--- Feed bytes from the transport (any split). Complete messages are
+--- dispatched and answered; replies are sent with one `send` call.
+---@param bytes string
+function Peer:receive(bytes)
+  if self._closed then return end
+  self._codec:feed(bytes)
+  collect(self, drain)
+end
+
+--- The input ended: decode what is left, then close("connection closed").
+function Peer:finish()
+  if self._closed then return end
+  self._codec:finish()
+  collect(self, drain)
+  self:close("connection closed")
+end
+
+--- Bytes still needed to complete the current LSP body, or 0 (read a line).
+---@return integer
+function Peer:want()
+  return self._codec:want()
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Handlers
+-- =======================================================================
+
+--- Register a handler: `fn(params, ctx)` returns the result (nothing → null)
+--- or raises (`jrpc.error(...)` → that error, anything else → -32603).
+---@param name string
+---@param fn fun(params: any, ctx: jrpc.Context): any
+---@param decl? table|string[]  a `jrpc.params{...}` declaration (or its list)
+---@return jrpc.Peer self
+function Peer:method(name, fn, decl)
+  if type(name) ~= "string" then error("method name must be a string", 2) end
+  if type(fn) ~= "function" then error("handler for " .. name .. " must be a function", 2) end
+  if decl ~= nil then
+    if not decls.is_decl(decl) then decl = decls.declare(decl) end
+    fn = decl:wrap(fn)
+  end
+  self._handlers[name] = fn
+  return self
+end
+
+--- Register several handlers: `{ name = fn, ... }`.
+---@param map table<string, function>
+---@return jrpc.Peer self
+function Peer:methods(map)
+  if type(map) ~= "table" then error("methods: expected a table of name = function", 2) end
+  for name, fn in pairs(map) do self:method(name, fn) end
+  return self
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Calling the other side (see client.lua)
+-- =======================================================================
+
+--- Send a request.
+--- In a coroutine (no callback): waits; returns `result`, or `nil, err`.
+--- Otherwise `callback(err, result)` is required and the id is returned.
+--- `err` is a jrpc.Error: numeric code from the other side, or a local
+--- string code "timeout" | "cancelled" | "closed" | "too_many_pending" | "encode".
+---@param method string
+---@param params any
+---@param opts? {timeout?: number, id?: integer|string}  `id` must not be in flight (raises)
+---@param callback? fun(err: jrpc.Error|nil, result: any)
+---@return any
+function Peer:request(method, params, opts, callback)
+  return client.request(self, method, params, opts, callback)
+end
+
+--- Send a notification. Returns true, or `nil, msg`.
+---@param method string
+---@param params any
+---@return boolean|nil ok
+---@return string|nil msg
+function Peer:notify(method, params)
+  return client.notify(self, method, params)
+end
+
+--- Send a batch (profile jsonrpc only; other profiles raise).
+--- In a coroutine (no callback) returns the answers; else `callback(answers)`.
+--- Answers are `{result = v}` or `{error = err}` in call order, notifications omitted.
+---@param calls table[]  `{ "method", params }` or `{ "method", params, notify = true }`
+---@param callback? fun(answers: table[])
+---@return table[]|nil
+function Peer:batch(calls, callback)
+  return client.batch(self, calls, callback)
+end
+
+--- Cancel one of our requests: it settles with code "cancelled" and the
+--- other side is told (`$/cancelRequest`, or `notifications/cancelled` in mcp).
+---@param id integer|string
+---@param reason? string
+---@return boolean  false when the id was not in flight
+function Peer:cancel(id, reason)
+  return client.cancel(self, id, reason)
+end
+
+--- Expire requests whose deadline has passed (code "timeout").
+---@param now? number  default: clock()
+---@return number|nil next_deadline
+function Peer:tick(now)
+  collect(self, client.expire, now)
+  return self._pending:next_deadline()
+end
+
+--- Close: every pending request settles with code "closed", handlers still
+--- waiting can no longer answer, later requests fail at once. Idempotent.
+---@param reason? string
+function Peer:close(reason)
+  if self._closed then return end
+  self._closed, self._close_reason = true, reason
+  server.abandon_all(self)
+  client.settle_all(self, reason)
+end
+
+--- Counters: pending, unmatched, settled, expired, max_pending (from the
+--- pending table), handled, invalid, failed, in_flight, idle_workers, closed.
+---@return table
+function Peer:stats()
+  local s = self._pending:stats()
+  s.handled, s.invalid, s.failed = self._handled, self._invalid, self._failed
+  s.in_flight, s.idle_workers, s.closed = self._ninflight, self._nidle, self._closed
+  return s
+end
+
+-- }======================================================================
+
+local function default_on_error(msg)
+  io.stderr:write("jrpc: ", msg, "\n")
+end
+
+-- A log hook that raises must not break dispatch.
+local function safe_logger(on_error)
+  return function(msg)
+    local ok, err = pcall(on_error, msg)
+    if not ok then default_on_error("on_error failed: " .. tostring(err) .. "; message: " .. msg) end
+  end
+end
+
+local function check_options(opts)
+  if type(opts) ~= "table" then error("jrpc.peer: expected an options table", 3) end
+  if type(opts.send) ~= "function" then error("jrpc.peer: option send must be a function", 3) end
+  local profile = profiles[opts.profile or "jsonrpc"]
+  if not profile then error("jrpc.peer: unknown profile " .. tostring(opts.profile), 3) end
+  if opts.on_error ~= nil and type(opts.on_error) ~= "function" then
+    error("jrpc.peer: option on_error must be a function", 3)
+  end
+  return profile
+end
+
+--- Create a peer.
+---@class jrpc.PeerOptions
+---@field send fun(bytes: string)   required: the transport's write
+---@field profile? "jsonrpc"|"mcp"|"lsp"  default "jsonrpc"
+---@field framing? "ndjson"|"lsp"    default: "lsp" for profile lsp, else "ndjson"
+---@field timeout? number            default per-request timeout in seconds (nil: none)
+---@field max_message_bytes? integer passed to the core codec
+---@field max_depth? integer         passed to the core codec
+---@field max_batch? integer         passed to the core codec
+---@field max_pending? integer       passed to the core pending table
+---@field debug? boolean             -32603 replies carry the Lua error text and traceback in `data`
+---@field on_error? fun(msg: string) log hook (default: io.stderr)
+---@field clock? fun(): number       seconds, for deadlines (default core.now)
+---@field methods? table<string, function>  handlers to register at once
+
+---@param opts jrpc.PeerOptions
+---@return jrpc.Peer
+function M.new(opts)
+  local profile = check_options(opts)
+  local peer = setmetatable({
+    _send = opts.send, _profile = profile, _strip_meta = profile.meta,
+    _codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
+      max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,
+      max_batch = opts.max_batch },
+    _pending = core.pending{ max_pending = opts.max_pending },
+    _clock = opts.clock or core.now, _timeout = opts.timeout, _debug = opts.debug == true,
+    _log = safe_logger(opts.on_error or default_on_error),
+    _handlers = {}, _next_id = 1,
+    _waiters = {}, _ids = {}, _members = {}, _early = {},
+    _inflight = {}, _ninflight = 0, _idle = {}, _nidle = 0,
+    _out = {}, _nout = 0, _depth = 0, _closed = false,
+    _handled = 0, _invalid = 0, _failed = 0,
+  }, Peer)
+  if opts.methods then peer:methods(opts.methods) end
+  return peer
+end
+
+--- True for a value made by `new`.
+function M.is_peer(v)
+  return getmetatable(v) == Peer
+end
+
+return M

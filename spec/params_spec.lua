@@ -1,0 +1,104 @@
+-- jrpc.params: declared params, positional or named, handed over named.
+local jrpc = require "jrpc"
+
+local decode = jrpc.decode
+
+-- check(decl, params as JSON text) → named table or nil, msg
+local function check(specs, json)
+  local params = json and assert(decode(json))
+  return jrpc.params(specs):check(params)
+end
+
+describe("jrpc.params", function()
+  local subtract = { "minuend:number", "subtrahend:number", "note:string?" }
+
+  it("names positional params", function()
+    assert.same({ minuend = 42, subtrahend = 23 }, check(subtract, "[42, 23]"))
+    assert.same({ minuend = 42, subtrahend = 23, note = "n" }, check(subtract, '[42, 23, "n"]'))
+  end)
+
+  it("passes named params through, in a new table", function()
+    local params = decode('{"subtrahend": 23, "minuend": 42}')
+    local named = jrpc.params(subtract):check(params)
+    assert.same({ minuend = 42, subtrahend = 23 }, named)
+    assert.are_not.equal(params, named)
+  end)
+
+  local failures = {
+    { "[42]", 'Invalid params: "subtrahend" is required' },
+    { '{"minuend": 42}', 'Invalid params: "subtrahend" is required' },
+    { '[42, "23"]', 'Invalid params: "subtrahend" must be a number' },
+    { '{"minuend": 42, "subtrahend": true}', 'Invalid params: "subtrahend" must be a number' },
+    { '[1, 2, "n", 4]', "Invalid params: expected at most 3 params, got 4" },
+    { '{"minuend": 1, "subtrahend": 2, "extra": 3}', 'Invalid params: unknown param "extra"' },
+    { '[1, 2, 3]', 'Invalid params: "note" must be a string' },
+    { '[null, 2]', 'Invalid params: "minuend" must be a number' },
+    { nil, 'Invalid params: "minuend" is required' },
+  }
+  for _, f in ipairs(failures) do
+    it("rejects " .. tostring(f[1]) .. " with " .. f[2], function()
+      local named, msg = check(subtract, f[1])
+      assert.is_nil(named)
+      assert.equal(f[2], msg)
+    end)
+  end
+
+  it("treats null as absent for an optional param", function()
+    assert.same({ minuend = 1, subtrahend = 2 }, check(subtract, "[1, 2, null]"))
+    assert.same({ minuend = 1, subtrahend = 2 }, check(subtract, '{"minuend":1,"subtrahend":2,"note":null}'))
+  end)
+
+  it("accepts absent params when nothing is required", function()
+    assert.same({}, check({ "x:any?" }, nil))
+    assert.same({}, check({ "x:any?" }, "[]"))
+    assert.same({}, check({ "x:any?" }, "{}"))
+  end)
+
+  local types = {
+    { "integer", "[3]", true }, { "integer", "[3.5]", false }, { "integer", '["3"]', false },
+    { "number", "[3.5]", true },
+    { "string", '[""]', true }, { "string", "[1]", false },
+    { "boolean", "[false]", true }, { "boolean", "[0]", false },
+    { "table", "[[1]]", true }, { "table", '[{"a":1}]', true }, { "table", '["x"]', false },
+    { "array", "[[1]]", true }, { "array", "[[]]", true }, { "array", '[{"a":1}]', false },
+    { "array", "[{}]", false },
+    { "object", '[{"a":1}]', true }, { "object", "[{}]", true }, { "object", "[[1]]", false },
+    { "object", "[[]]", false },
+    { "any", "[null]", true }, { "any", '[{"a":[1]}]', true },
+  }
+  for _, t in ipairs(types) do
+    local type_name, json, ok = t[1], t[2], t[3]
+    it(type_name .. (ok and " accepts " or " rejects ") .. json, function()
+      local named, msg = check({ "v:" .. type_name }, json)
+      if ok then
+        assert.is_table(named, msg)
+        assert.is_not_nil(named.v)
+      else
+        assert.is_nil(named)
+        assert.equal('Invalid params: "v" must be ' .. (type_name:match("^[aeiou]") and "an " or "a ")
+          .. type_name, msg)
+      end
+    end)
+  end
+
+  it("types an undeclared type as any", function()
+    assert.same({ v = "x" }, check({ "v" }, '["x"]'))
+  end)
+
+  it("raises on bad declarations", function()
+    assert.has_error(function() jrpc.params{ "x:float" } end)
+    assert.has_error(function() jrpc.params{ "x:number", "x:string" } end)
+    assert.has_error(function() jrpc.params{ 1 } end)
+    assert.has_error(function() jrpc.params("x:number") end)
+  end)
+
+  it("answers -32602 through a peer, naming the param", function()
+    local out = {}
+    local peer = jrpc.peer{ send = function(b) out[#out + 1] = b end }
+    peer:method("subtract", function(p) return p.minuend - p.subtrahend end, jrpc.params(subtract))
+    peer:receive('{"jsonrpc":"2.0","method":"subtract","params":{"minuend":1,"subtrahend":"2"},"id":1}\n'
+      .. '{"jsonrpc":"2.0","method":"subtract","params":{"minuend":1,"subtrahend":2},"id":2}\n')
+    assert.equal('{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \\"subtrahend\\" must be a number"},"id":1}\n'
+      .. '{"jsonrpc":"2.0","result":-1,"id":2}\n', out[1])
+  end)
+end)
