@@ -368,8 +368,18 @@ static int pd_takeat (lua_State *L, PdTable *p, uint32_t i) {
 ** Arguments
 ** ======================================================= */
 
+/*
+** Methods carry the metatable as upvalue 1: checking the type is then a
+** pointer comparison, not a registry lookup by name (hot path).
+*/
 static PdTable *pd_check (lua_State *L) {
-  PdTable *p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);
+  PdTable *p = (PdTable *)lua_touserdata(L, 1);
+  int ok = 0;
+  if (p != NULL && lua_getmetatable(L, 1)) {
+    ok = lua_rawequal(L, -1, lua_upvalueindex(1));
+    lua_pop(L, 1);
+  }
+  if (!ok) p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);  /* raises */
   if (jr_unlikely(p->closed))
     luaL_error(L, "attempt to use a collected pending table");
   return p;
@@ -679,7 +689,9 @@ static const luaL_Reg pending_metamethods[] = {
 static void pending_open (lua_State *L) {
   luaL_newmetatable(L, PD_TNAME);
   luaL_setfuncs(L, pending_metamethods, 0);
-  luaL_newlib(L, pending_methods);
+  luaL_newlibtable(L, pending_methods);
+  lua_pushvalue(L, -2);  /* the metatable, upvalue of every method */
+  luaL_setfuncs(L, pending_methods, 1);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);  /* metatable */
   lua_pushcfunction(L, pending_new);

@@ -104,6 +104,7 @@ local function deadline_of(peer, opts)
   if timeout == nil then timeout = peer._timeout end
   if not timeout then return nil end
   if type(timeout) ~= "number" then error("timeout must be a number of seconds", 4) end
+  peer._deadlines = true  -- receive checks deadlines from now on
   return peer._clock() + timeout
 end
 

@@ -23,8 +23,11 @@ Peer.__index = Peer
 -- Take every complete message out of the codec and act on it. The hot
 -- path is the first branch: decode → handler → worker → reply.
 local function drain(peer)
-  local deadline = peer._pending:next_deadline()
-  if deadline ~= nil and deadline <= peer._clock() then client.expire(peer) end
+  if peer._deadlines then  -- only once some request had a timeout
+    local deadline = peer._pending:next_deadline()
+    if deadline == nil then peer._deadlines = false
+    elseif deadline <= peer._clock() then client.expire(peer) end
+  end
   local codec = peer._codec
   while not peer._closed do
     local kind, a, b, c, d, e = codec:next()
@@ -232,7 +235,7 @@ function M.new(opts)
     _handlers = {}, _next_id = 1,
     _waiters = {}, _ids = {}, _members = {}, _early = {},
     _inflight = {}, _ninflight = 0, _idle = {}, _nidle = 0,
-    _out = {}, _nout = 0, _depth = 0, _closed = false,
+    _out = {}, _nout = 0, _depth = 0, _closed = false, _deadlines = false,
     _handled = 0, _invalid = 0, _failed = 0,
   }, Peer)
   if opts.methods then peer:methods(opts.methods) end
