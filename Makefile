@@ -200,6 +200,7 @@ check-rockspec:
 
 bench: all
 	lua5.4 bench/run.lua
+	luajit bench/run.lua
 
 example: all
 	lua5.4 examples/spec_server.lua < examples/spec_examples.ndjson

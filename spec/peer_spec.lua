@@ -363,6 +363,22 @@ describe("requests", function()
   end)
 end)
 
+describe("broken responses", function()
+  it("settle the request they name with code invalid_response, unanswered", function()
+    local peer, out = capture()
+    local got = {}
+    peer:request("m", nil, function(err, result) got[#got + 1] = { err, result } end)
+    peer:receive(line '{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":1}')
+    assert.equal(1, #got)
+    assert.equal("invalid_response", got[1][1].code)
+    assert.equal("invalid response: a response must not have both result and error", got[1][1].message)
+    assert.equal(1, #out)  -- our request only
+    assert.equal(0, peer:stats().pending)
+    peer:receive(line '{"jsonrpc":"2.0","result":2,"id":1}')  -- late: dropped
+    assert.equal(1, #got)
+  end)
+end)
+
 describe("invalid messages", function()
   it("are answered only when the codec says a reply is due, and always logged", function()
     local peer, out, logs = capture()

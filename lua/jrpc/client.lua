@@ -80,6 +80,15 @@ function M.error(peer, rawid, err)
   settle(peer, slot, errors.adopt(err))
 end
 
+--- A response for `rawid` arrived but was invalid (say, both result and
+--- error): settle the request with code "invalid_response" rather than
+--- leaving it to time out.
+function M.broken(peer, rawid, detail)
+  local slot = peer._pending:settle(rawid)
+  if slot == nil then return end
+  settle(peer, slot, errors.new("invalid_response", "invalid response: " .. tostring(detail)))
+end
+
 local function await(peer, co)
   local early = peer._early[co]
   local err, result

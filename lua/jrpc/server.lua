@@ -243,7 +243,11 @@ function M.invalid(peer, code, message, rawid, reply, detail, batch)
   peer._invalid = peer._invalid + 1
   peer._log(("invalid message: %d %s%s (id %s)%s"):format(code, message,
     detail and ": " .. tostring(detail) or "", rawid, reply and "" or "; not answered"))
-  if not reply then return end
+  if not reply then
+    -- a broken response that names one of our requests settles it now
+    if rawid ~= "null" then client.broken(peer, rawid, detail) end
+    return
+  end
   if batch == nil then return write(peer, peer._codec:error(rawid, code, message)) end
   batch.n = batch.n + 1
   batch[batch.n] = peer._codec:error(rawid, code, message, nil, true)
