@@ -55,12 +55,12 @@ ABI_FLAGS = $(CPPFLAGS) $(CFLAGS) $(JR_CFLAGS) $(ABI_CFLAGS_$*)
 LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CJSON_LIBS)
 
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev libcjson-dev \
-  lua-busted lua-check luarocks lua-cjson lua-dkjson pkg-config gcc make
+  lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench)
 
-.PHONY: all deps lint test test-rock check-rockspec bench example clean FORCE
+.PHONY: all deps node-deps lint test test-rock check-rockspec bench example clean FORCE
 
 all: $(MODULES)
 
@@ -98,6 +98,19 @@ deps:
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
 # }====================================================================
 
+# {====================================================================
+# node-deps: the real peers we test against (vscode-jsonrpc, jayson,
+# json-rpc-2.0), pinned in node/package-lock.json, installed into the
+# git-ignored node/node_modules; quick when already installed.
+# =====================================================================
+NODE_STAMP := node/node_modules/.package-lock.json
+
+node-deps: $(NODE_STAMP)
+
+$(NODE_STAMP): node/package.json node/package-lock.json
+	cd node && npm ci --no-audit --no-fund
+# }====================================================================
+
 lint:
 	luacheck --no-color $(LINT_DIRS)
 
@@ -131,7 +144,7 @@ run_busted () {
 endef
 export BUSTED_RUN_SH
 
-test: deps
+test: deps node-deps
 	@passed=0; failed=0; bad=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
 	$(MAKE) --no-print-directory WERROR=1 all || bad="$$bad build"; \
 	$(MAKE) --no-print-directory lint || bad="$$bad lint"; \
