@@ -9,8 +9,9 @@
 #                   test-rock; the last line is "N passed, M failed"
 #   make test-rock  luarocks make into a temporary tree and smoke-test it
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
-#   make bench      build, then lua5.4 bench/run.lua
+#   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT) and bench/pipe.lua
 #   make example    the JSON-RPC 2.0 spec examples through examples/spec_server.lua
+#   make embed      build/embed: a C host with Lua 5.4 embedded, driving jrpc per frame
 #   make clean
 #
 # Overridable: CC, CFLAGS (default -O2), CPPFLAGS, LDFLAGS, LIBFLAG,
@@ -60,7 +61,7 @@ DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev libcjson-dev \
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench)
 
-.PHONY: all deps node-deps lint test test-rock check-rockspec bench example clean FORCE
+.PHONY: all deps node-deps lint test test-rock check-rockspec bench example embed clean FORCE
 
 all: $(MODULES)
 
@@ -146,7 +147,7 @@ export BUSTED_RUN_SH
 
 test: deps node-deps
 	@passed=0; failed=0; bad=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
-	$(MAKE) --no-print-directory WERROR=1 all || bad="$$bad build"; \
+	$(MAKE) --no-print-directory WERROR=1 all embed bench-tools || bad="$$bad build"; \
 	$(MAKE) --no-print-directory lint || bad="$$bad lint"; \
 	run_busted 5.4 lua5.4 /usr/bin/busted spec; \
 	run_busted jit luajit /usr/bin/busted spec; \
@@ -211,12 +212,40 @@ check-rockspec:
 	@ROCKSPEC=$(ROCKSPEC) lua5.4 -e "$$CHECK_ROCKSPEC_LUA"
 # }====================================================================
 
-bench: all
+# {====================================================================
+# bench-tools: the load generator of bench/pipe.lua and the null server
+# that measures its ceiling; plain C99 programs in build/bench/.
+# =====================================================================
+BENCH_TOOLS := build/bench/loadgen build/bench/null_server
+
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+
+build/bench/loadgen: bench/loadgen.c
+build/bench/null_server: bench/servers/null_server.c
+
+$(BENCH_TOOLS):
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) $(if $(filter 1,$(WERROR)),-Werror) -o $@ $< $(LDFLAGS)
+# }====================================================================
+
+bench: all bench-tools node-deps
 	lua5.4 bench/run.lua
 	luajit bench/run.lua
+	lua5.4 bench/pipe.lua
 
 example: all
 	lua5.4 examples/spec_server.lua < examples/spec_examples.ndjson
+
+# embed: build/embed, a C host embedding Lua 5.4 that drives jrpc from its
+# own 60 frames/s loop (examples/embed/). It is linked against liblua; it
+# depends on build/5.4/flags.txt to rebuild when CC, CFLAGS or WERROR change.
+embed: build/embed
+
+build/embed: examples/embed/embed.c build/5.4/flags.txt
+	@mkdir -p $(@D) && rm -f $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) $(if $(filter 1,$(WERROR)),-Werror) \
+	  $(shell $(PKG_CONFIG) --cflags lua5.4) -o $@ $< $(LDFLAGS) $(shell $(PKG_CONFIG) --libs lua5.4)
 
 clean:
 	rm -rf build

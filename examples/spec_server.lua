@@ -2,7 +2,11 @@
 --- The JSON-RPC 2.0 specification's examples (section 7), served on stdio.
 --
 --   lua5.4 examples/spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp]
+--                                   [--transport uv|blocking]
 --   luajit examples/spec_server.lua ...
+--
+-- --transport uv (the default when luv is installed) serves through
+-- jrpc.uv's non-blocking stdio; blocking uses jrpc.stdio.
 --
 -- Writes only protocol messages to stdout, logs to stderr, exits 0 at the
 -- end of input. Loaded with the single argument "--module" it serves
@@ -56,10 +60,12 @@ end
 local choices = {
   ["--framing"] = { ndjson = true, lsp = true },
   ["--profile"] = { jsonrpc = true, mcp = true, lsp = true },
+  ["--transport"] = { uv = true, blocking = true },
 }
 
 local function parse_args(argv)
-  local opts = { framing = "ndjson", profile = "jsonrpc" }
+  local has_luv = pcall(require, "luv")
+  local opts = { framing = "ndjson", profile = "jsonrpc", transport = has_luv and "uv" or "blocking" }
   local i = 1
   while argv[i] do
     local flag, value = argv[i], argv[i + 1]
@@ -67,7 +73,8 @@ local function parse_args(argv)
       opts[flag:sub(3)] = value
       i = i + 2
     else
-      io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]\n")
+      io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]"
+        .. " [--transport uv|blocking]\n")
       os.exit(2)
     end
   end
@@ -76,6 +83,14 @@ end
 
 if ... == "--module" then return install end
 
-local peer = jrpc.stdio.peer(parse_args(arg or {}))
-install(peer)
-jrpc.stdio.run(peer)
+local opts = parse_args(arg or {})
+if opts.transport == "blocking" then
+  local peer = jrpc.stdio.peer(opts)
+  install(peer)
+  jrpc.stdio.run(peer)
+else
+  local loop = jrpc.uv.new(require "luv")
+  local conn = assert(loop:stdio(opts))
+  install(conn.peer)
+  loop:serve_forever()  -- returns once stdin ended and the replies are written
+end

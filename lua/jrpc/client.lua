@@ -162,6 +162,7 @@ function M.request(peer, method, params, opts, callback)
   if opts ~= nil and type(opts) ~= "table" then error("opts must be a table", 3) end
   local co = check_call(method, callback)
   if peer._closed then return fail(peer, callback, errors.closed(peer._close_reason)) end
+  if peer._busy then return fail(peer, callback, errors.busy(peer._busy)) end
   local id, rawid, slot, why = reserve(peer, opts and opts.id, deadline_of(peer, opts))
   if slot == nil then return fail(peer, callback, errors.too_many_pending(why)) end
   local bytes, msg = peer._codec:request(rawid, method, params)
@@ -180,6 +181,7 @@ end
 function M.notify(peer, method, params)
   if type(method) ~= "string" then error("method must be a string", 3) end
   if peer._closed then return nil, "closed" end
+  if peer._busy then return nil, "busy: " .. peer._busy end
   local bytes, msg = peer._codec:notification(method, params)
   if bytes == nil then return nil, msg end
   write(peer, bytes)
@@ -222,10 +224,11 @@ local function batch_parts(peer, calls, state)
   return parts
 end
 
-local function closed_results(peer, calls)
+-- Every request of a batch that cannot be sent fails with the same error.
+local function failed_results(calls, err)
   local results = {}
   for i = 1, #calls do
-    if not calls[i].notify then results[#results + 1] = { error = errors.closed(peer._close_reason) } end
+    if not calls[i].notify then results[#results + 1] = { error = err } end
   end
   return results
 end
@@ -251,8 +254,9 @@ function M.batch(peer, calls, callback)
   local co = check_call("batch", callback)
   -- waiters get (err, result); a batch callback gets just the answers
   local waiter = co or function(_, answers) return callback(answers) end
-  if peer._closed then
-    local results = closed_results(peer, calls)
+  if peer._closed or peer._busy then
+    local err = peer._closed and errors.closed(peer._close_reason) or errors.busy(peer._busy)
+    local results = failed_results(calls, err)
     if callback then wake(peer, waiter, nil, results) end
     return results
   end

@@ -81,6 +81,7 @@ end
 function M.timeout() return M.new("timeout", "request timed out") end
 function M.cancelled(reason) return M.new("cancelled", reason or "request cancelled") end
 function M.closed(reason) return M.new("closed", reason or "connection closed") end
+function M.busy(reason) return M.new("busy", reason or "transport busy") end
 function M.too_many_pending(msg) return M.new("too_many_pending", msg or "too many pending requests") end
 function M.encode(msg)
   return M.new("encode", "params could not be encoded: " .. tostring(msg))

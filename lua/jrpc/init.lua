@@ -65,4 +65,15 @@ M.peer = peer.new
 --- The blocking stdio transport: `jrpc.stdio.serve{ methods = {...} }`.
 M.stdio = require "jrpc.stdio"
 
+--- Transports on libuv: `jrpc.uv.new(require "luv")` (or `vim.uv`). Loading
+--- it does not load luv: the luv module is always passed in.
+M.uv = require "jrpc.uv"
+
+--- Run `fn(loop)` on a luv loop until it returns (`uv` default: require "luv").
+---@param fn fun(loop: table): ...
+---@param uv? table
+function M.run(fn, uv)
+  return M.uv.run(fn, uv)
+end
+
 return M

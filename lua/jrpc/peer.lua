@@ -58,12 +58,13 @@ function Peer:receive(bytes)
   collect(self, drain)
 end
 
---- The input ended: decode what is left, then close("connection closed").
-function Peer:finish()
+--- The input ended: decode what is left, then close(reason).
+---@param reason? string  default "connection closed"
+function Peer:finish(reason)
   if self._closed then return end
   self._codec:finish()
   collect(self, drain)
-  self:close("connection closed")
+  self:close(reason or "connection closed")
 end
 
 --- Bytes still needed to complete the current LSP body, or 0 (read a line).
@@ -114,7 +115,7 @@ end
 --- In a coroutine (no callback): waits; returns `result`, or `nil, err`.
 --- Otherwise `callback(err, result)` is required and the id is returned.
 --- `err` is a jrpc.Error: numeric code from the other side, or a local
---- string code "timeout" | "cancelled" | "closed" | "too_many_pending" | "encode".
+--- string code "timeout" | "cancelled" | "closed" | "too_many_pending" | "encode" | "busy".
 ---@param method string
 ---@param params any
 ---@param opts? {timeout?: number, id?: integer|string}  `id` must not be in flight (raises)
@@ -158,6 +159,23 @@ end
 function Peer:tick(now)
   collect(self, client.expire, now)
   return self._pending:next_deadline()
+end
+
+--- The earliest deadline of our pending requests (clock seconds), or nil.
+--- Transports that drive deadlines with a timer ask after each write.
+---@return number|nil
+function Peer:next_deadline()
+  if not self._deadlines then return nil end
+  return self._pending:next_deadline()
+end
+
+--- Mark the transport busy (its write queue is full): while `reason` is set,
+--- new requests, notifications and batches fail at once with code "busy".
+--- Replies are still written. `nil` clears it.
+---@param reason? string
+function Peer:set_busy(reason)
+  if reason ~= nil and type(reason) ~= "string" then error("set_busy: reason must be a string or nil", 2) end
+  self._busy = reason
 end
 
 --- Close: every pending request settles with code "closed", handlers still
@@ -235,7 +253,7 @@ function M.new(opts)
     _handlers = {}, _next_id = 1,
     _waiters = {}, _ids = {}, _members = {}, _early = {},
     _inflight = {}, _ninflight = 0, _idle = {}, _nidle = 0,
-    _out = {}, _nout = 0, _depth = 0, _closed = false, _deadlines = false,
+    _out = {}, _nout = 0, _depth = 0, _closed = false, _deadlines = false, _busy = nil,
     _handled = 0, _invalid = 0, _failed = 0,
   }, Peer)
   if opts.methods then peer:methods(opts.methods) end

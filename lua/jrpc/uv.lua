@@ -1,0 +1,223 @@
+--- jrpc on libuv (luv): an event-loop context and its connections.
+--
+--     local loop = require("jrpc").uv.new(require "luv")   -- in Neovim: vim.uv
+--     loop:run(function()
+--       local child = assert(loop:spawn{ cmd = "lua5.4", args = { "server.lua" } })
+--       print(child.peer:request("subtract", { 42, 23 }))   -- waits, the loop runs
+--       child:shutdown()
+--     end)
+--
+-- The luv module is passed in, never assumed global: the context uses its
+-- default loop. Three ways to drive it: `run(fn)` (until fn returns),
+-- `serve_forever()` (until `stop()`), and `pump(budget)` for hosts that own
+-- their loop (one call per frame).
+local co = require "jrpc.uv.co"
+local timers = require "jrpc.uv.timers"
+
+local unpack = table.unpack or unpack
+local pack = table.pack or function(...) return { n = select("#", ...), ... } end
+
+local M = {}
+
+---@class jrpc.uv.Loop
+---@field uv table  the luv module
+local Loop = {}
+Loop.__index = Loop
+
+-- {======================================================================
+-- Driving the loop
+-- =======================================================================
+
+-- Reading paused by a pump that ran out of budget starts again.
+local function unpause_all(self)
+  local paused = self._paused
+  if next(paused) == nil then return end
+  self._paused = {}
+  for conn in pairs(paused) do conn:_unpause() end
+end
+
+-- Inside uv.run (a callback), as opposed to between two runs.
+local function inside_uv_run(uv)
+  return uv.loop_mode == nil or uv.loop_mode() ~= nil
+end
+
+local function enter(self, what)
+  if self._running or (self.uv.loop_mode and self.uv.loop_mode() ~= nil) then
+    error("jrpc.uv: " .. what .. " called while the loop is running", 3)
+  end
+  unpause_all(self)
+  self._running = true
+end
+
+-- Run the loop until `outcome()` is set; the caller has entered.
+local function run_until(self, outcome)
+  local uv = self.uv
+  while outcome() == nil do
+    self._stop_requested = false
+    local alive = uv.run("default")
+    if outcome() == nil and self._stop_requested then
+      error("jrpc.uv.run: stopped (loop:stop()) before the function returned", 0)
+    end
+    if outcome() == nil and not alive and not uv.loop_alive() then
+      error("jrpc.uv.run: the function waits, but nothing on the loop can wake it", 0)
+    end
+  end
+end
+
+--- Run `fn(loop)` in a coroutine on the loop until it returns, and return
+--- what it returned (or raise its error). Inside, `peer:request(...)`,
+--- `loop:connect{...}`, `child:shutdown()` and `loop:sleep(s)` wait like
+--- blocking calls while the loop runs. Handles still open when `fn` returns
+--- stay open (a later run or serve_forever uses them).
+---@param fn fun(loop: jrpc.uv.Loop): ...
+---@return any ...
+function Loop:run(fn)
+  if type(fn) ~= "function" then error("run: expected a function", 2) end
+  local uv, outcome = self.uv, nil
+  local main = coroutine.create(function()
+    outcome = pack(xpcall(fn, function(e)
+      return type(e) == "string" and debug.traceback(e, 2) or e
+    end, self))
+    if inside_uv_run(uv) then uv.stop() end
+  end)
+  enter(self, "run")  -- also while fn runs up to its first wait
+  local ok, err = pcall(function()
+    assert(coroutine.resume(main))
+    run_until(self, function() return outcome end)
+  end)
+  self._running = false
+  if not ok then error(err, 0) end
+  if not outcome[1] then error(outcome[2], 0) end
+  return unpack(outcome, 2, outcome.n)
+end
+
+--- Run the loop until `stop()` is called, or until nothing is left on it.
+function Loop:serve_forever()
+  enter(self, "serve_forever")
+  self._stop_requested = false
+  repeat
+    local alive = self.uv.run("default")
+  until self._stop_requested or not alive
+  self._running = false
+end
+
+--- Make `serve_forever` (or `run`, which then raises) return.
+function Loop:stop()
+  self._stop_requested = true
+  if self._running then self.uv.stop() end
+end
+
+--- For hosts that own the loop (game engines, one call per frame): do the
+--- I/O that is ready, run the handlers, callbacks and timers that are due,
+--- and return within about `budget` seconds. A connection that has more to
+--- read when the budget is spent stops reading until the next pump.
+---@param budget? number  seconds, default 0.002
+---@return boolean alive  true while there is work left (open handles)
+function Loop:pump(budget)
+  budget = budget or 0.002
+  if type(budget) ~= "number" or budget < 0 then error("pump: budget must be a number of seconds", 2) end
+  local uv = self.uv
+  local deadline = uv.hrtime() + budget * 1e9
+  enter(self, "pump")
+  self._pump_deadline = deadline
+  local ok, err = pcall(function()
+    repeat
+      local before = self.events
+      uv.run("nowait")
+    until self.events == before or uv.hrtime() >= deadline
+  end)
+  self._pump_deadline, self._running = nil, false
+  if not ok then error(err, 0) end
+  return uv.loop_alive()
+end
+
+--- In a coroutine: wait `seconds` while the loop runs.
+---@param seconds number
+function Loop:sleep(seconds)
+  local waiter = co.current() or error("sleep: must be called in a coroutine (inside loop:run)", 2)
+  timers.after(self.uv, seconds, function()
+    self.events = self.events + 1
+    co.resume(waiter)
+  end, "sleep")
+  coroutine.yield()
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Connections
+-- =======================================================================
+
+--- This process's stdin/stdout, non-blocking. Ends at the end of input.
+---@param opts? table  peer options + max_write_queue, on_close
+---@return jrpc.uv.Connection|nil conn
+---@return string|nil err
+function Loop:stdio(opts)
+  return require("jrpc.uv.stdio").open(self, opts or {})
+end
+
+--- Spawn a child process and talk to it over its stdin/stdout.
+---@param opts table  cmd, args, env, cwd, stderr, on_exit + peer/transport options
+---@return jrpc.uv.Child|nil child
+---@return string|nil err
+function Loop:spawn(opts)
+  return require("jrpc.uv.process").spawn(self, opts)
+end
+
+--- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server.
+---@param opts table
+---@return jrpc.uv.Connection|boolean|nil
+---@return string|nil err
+function Loop:connect(opts)
+  return require("jrpc.uv.net").connect(self, opts)
+end
+
+--- Listen for connections; each gets its own peer.
+---@param opts table
+---@return jrpc.uv.Server|nil server
+---@return string|nil err
+function Loop:listen(opts)
+  return require("jrpc.uv.net").listen(self, opts)
+end
+
+-- }======================================================================
+
+-- A write to a pipe or socket whose reader is gone raises SIGPIPE, which
+-- would end the process; with a (never firing) libuv handler installed the
+-- write fails with EPIPE instead and the connection closes.
+local function survive_sigpipe(uv)
+  local sig = uv.new_signal()
+  if sig == nil then return end
+  sig:start("sigpipe", function() end)
+  sig:unref()
+end
+
+-- One context per luv module: they would share its default loop anyway.
+local contexts = setmetatable({}, { __mode = "k" })
+
+--- The jrpc loop context on a luv module (`require "luv"`, or `vim.uv`).
+--- Asking twice for the same module gives the same context.
+---@param uv table
+---@param opts? {sigpipe?: boolean}  sigpipe = false leaves SIGPIPE alone (first call only)
+---@return jrpc.uv.Loop
+function M.new(uv, opts)
+  if type(uv) ~= "table" or type(uv.run) ~= "function" or type(uv.new_pipe) ~= "function" then
+    error("jrpc.uv.new: expected the luv module (require \"luv\" or vim.uv)", 2)
+  end
+  local loop = contexts[uv]
+  if loop then return loop end
+  if not (opts and opts.sigpipe == false) then survive_sigpipe(uv) end
+  loop = setmetatable({ uv = uv, events = 0, _paused = {}, _running = false,
+    _stop_requested = false }, Loop)
+  contexts[uv] = loop
+  return loop
+end
+
+--- Shorthand: `jrpc.uv.new(uv or require "luv"):run(fn)`.
+---@param fn fun(loop: jrpc.uv.Loop): ...
+---@param uv? table
+function M.run(fn, uv)
+  return M.new(uv or require "luv"):run(fn)
+end
+
+return M

@@ -1,0 +1,54 @@
+--- Coroutines and callbacks on a luv loop.
+-- luv ends the whole process when a Lua callback raises ("Uncaught Error"),
+-- so every callback we hand to luv goes through `guard`, and every coroutine
+-- we resume from a callback goes through `resume`: an error is reported,
+-- never raised into luv.
+local running, isyieldable = coroutine.running, coroutine.isyieldable
+local traceback = debug.traceback
+
+local M = {}
+
+local function report(msg)
+  io.stderr:write("jrpc.uv: ", msg, "\n")
+end
+
+--- The running coroutine if it may yield from here (not the main one), else nil.
+---@return thread|nil
+function M.current()
+  local co, main = running()
+  if co == nil or main then return nil end
+  if isyieldable and not isyieldable() then return nil end
+  return co
+end
+
+--- Resume `co` with the values given; an error inside it is reported with
+--- its traceback (through `on_error` when given), never raised.
+---@param co thread
+---@param on_error? fun(msg: string)
+function M.resume(co, on_error, ...)
+  if coroutine.status(co) ~= "suspended" then return end
+  local ok, err = coroutine.resume(co, ...)
+  if not ok then (on_error or report)("coroutine failed: " .. traceback(co, tostring(err))) end
+end
+
+--- Wrap a callback for luv: errors are reported, not raised.
+---@param fn function
+---@param what string  names the callback in the report
+---@param on_error? fun(msg: string)
+---@return function
+function M.guard(fn, what, on_error)
+  return function(...)
+    local ok, err = xpcall(fn, traceback, ...)
+    if not ok then (on_error or report)(what .. " failed: " .. tostring(err)) end
+  end
+end
+
+--- Call `fn(...)` now, reporting (not raising) its error.
+function M.call(fn, what, on_error, ...)
+  local ok, err = xpcall(fn, traceback, ...)
+  if not ok then (on_error or report)(what .. " failed: " .. tostring(err)) end
+end
+
+M.report = report
+
+return M

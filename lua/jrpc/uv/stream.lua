@@ -1,0 +1,246 @@
+--- A connection: a jrpc peer on libuv streams (a pipe, a TCP or Unix socket,
+-- a tty, or a file adapter from jrpc.uv.files): what arrives on `reader` is
+-- fed to the peer, what the peer sends is written to `writer` (the same
+-- handle for sockets).
+--
+-- Write queue bound (`max_write_queue`, bytes that libuv has queued but not
+-- yet written): once over it, the connection is *busy*. It stops reading,
+-- so no new requests come in to produce replies, and the peer's own new
+-- requests, notifications and batches fail at once with code "busy". What is
+-- already queued stays queued. Below half the bound it reads again and the
+-- peer may send again. The queue can pass the bound by what one read
+-- produces (the replies to one chunk) plus one message: it never grows with
+-- what the other side sends while it does not read.
+local peer_mod = require "jrpc.peer"
+local co = require "jrpc.uv.co"
+local timers = require "jrpc.uv.timers"
+local handles = require "jrpc.uv.handles"
+
+local M = {}
+
+M.DEFAULT_MAX_WRITE_QUEUE = 16 * 1024 * 1024
+-- How long a closing connection may take to hand its queued bytes to the
+-- other side before the handle is closed anyway (seconds).
+M.LINGER = 2
+
+---@class jrpc.uv.Connection
+---@field peer jrpc.Peer
+---@field on_close? fun(reason: string)
+local Connection = {}
+Connection.__index = Connection
+M.Connection = Connection
+
+-- {======================================================================
+-- Reading
+-- =======================================================================
+
+-- Read while open, not at the end, not busy and not paused by pump().
+function Connection:_update_reading()
+  local want = not (self._closed or self._eof or self._busy or self._paused)
+  if want == self._reading then return end
+  self._reading = want
+  if want then
+    local ok, err = self.reader:read_start(self._read_cb)
+    if not ok then
+      self._reading = false
+      timers.after(self.uv, 0, function() self:_ended("read error: " .. tostring(err)) end)
+    end
+  elseif not self.reader:is_closing() then
+    self.reader:read_stop()
+  end
+end
+
+-- pump() asked us to stay within its budget: stop reading until the next pump.
+function Connection:_pause_for_pump()
+  self._paused = true
+  self.loop._paused[self] = true
+  self:_update_reading()
+end
+
+--- Resume after a pause for pump().
+function Connection:_unpause()
+  self._paused = false
+  self:_update_reading()
+end
+
+function Connection:_on_read(err, data)
+  local loop = self.loop
+  loop.events = loop.events + 1
+  if self._closed then return end
+  if err then
+    self._eof = true
+    return self:_ended("read error: " .. tostring(err))
+  end
+  if data == nil then
+    self._eof = true
+    self._reading = false  -- libuv stops reading by itself at the end
+    return self:_ended(self.eof_reason)
+  end
+  co.call(self.peer.receive, "receive", self.peer._log, self.peer, data)
+  local deadline = loop._pump_deadline
+  if deadline and loop.uv.hrtime() >= deadline and not self._closed then
+    self:_pause_for_pump()
+  end
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Writing
+-- =======================================================================
+
+--- Bytes queued in libuv and not yet written.
+---@return integer
+function Connection:write_queue_size()
+  if self.writer:is_closing() then return 0 end
+  return self.writer:get_write_queue_size()
+end
+
+--- Why the connection is busy (its write queue is over the bound), or nil.
+---@return string|nil
+function Connection:busy()
+  return self._busy and self.peer._busy or nil
+end
+
+function Connection:_set_busy(on, queued)
+  self._busy = on
+  if on then
+    self.peer:set_busy(("write queue full: %d bytes not yet written (max_write_queue %d)")
+      :format(queued, self.max_write_queue))
+  else
+    self.peer:set_busy(self._hold)  -- a transport's own reason, if any
+  end
+  self:_update_reading()
+end
+
+function Connection:_send(bytes)
+  -- a closing writer (a child's stdin after shutdown): the request settles
+  -- when the connection ends. (While closing, the peer may still answer
+  -- what it decodes at the end of input: that goes out.)
+  if self.writer:is_closing() then return end
+  local ok, err = self.writer:write(bytes, self._written_cb)
+  if not ok then
+    -- not from inside the peer's own send: end the connection a bit later
+    timers.after(self.uv, 0, function() self:_ended("write error: " .. tostring(err)) end)
+    return
+  end
+  if not self._busy then
+    local queued = self.writer:get_write_queue_size()
+    if queued > self.max_write_queue then self:_set_busy(true, queued) end
+  end
+  self.deadlines:arm()
+end
+
+function Connection:_on_written(err)
+  local loop = self.loop
+  loop.events = loop.events + 1
+  if self._closed then return end  -- ECANCELED: we closed with writes queued
+  if err then return self:_ended("write error: " .. tostring(err)) end
+  if self._busy and self.writer:get_write_queue_size() <= self.max_write_queue / 2 then
+    self:_set_busy(false)
+  end
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Ending and closing
+-- =======================================================================
+
+-- The stream ended (end of input, a read or write error). By default the
+-- peer decodes what it still holds and the connection closes with `reason`;
+-- a transport may decide otherwise (a child process waits for its exit
+-- status to give a better reason).
+function Connection:_ended(reason)
+  if self._closed then return end
+  if self.on_ended then return self.on_ended(self, reason) end
+  self:finish(reason)
+end
+
+--- Decode what the peer still holds, then close with `reason`.
+---@param reason string
+function Connection:finish(reason)
+  self:_close(reason, "finish")
+end
+
+-- Close; the peer first decodes what it holds when `how` is "finish".
+-- The connection counts as closed before any pending request settles.
+function Connection:_close(reason, how)
+  if self._closed then return end
+  reason = reason or "connection closed"
+  self._closed, self.close_reason = true, reason
+  self.loop._paused[self] = nil
+  self.deadlines:close()
+  co.call(self.peer[how], how, self.peer._log, self.peer, reason)
+  if self.reader ~= self.writer then handles.close(self.uv, self.reader) end
+  -- what is queued still goes out, for at most LINGER seconds
+  handles.flush_then_close(self.uv, self.writer, M.LINGER)
+  for _, hook in ipairs(self._close_hooks) do co.call(hook, "close hook", nil, self, reason) end
+  if self.on_close then co.call(self.on_close, "on_close", self.peer._log, reason) end
+end
+
+--- Close the connection: the peer settles every pending request with code
+--- "closed" and `reason`; queued output is still handed to the other side
+--- (for at most LINGER seconds). Idempotent.
+---@param reason? string  default "connection closed"
+function Connection:close(reason)
+  self:_close(reason, "close")
+end
+
+--- True once closed (by us, by the end of the stream, by an error).
+---@return boolean
+function Connection:closed()
+  return self._closed
+end
+
+--- Call `fn(conn, reason)` when the connection closes (for transports).
+function Connection:_on_close_hook(fn)
+  self._close_hooks[#self._close_hooks + 1] = fn
+end
+
+-- }======================================================================
+
+local function peer_options(opts, send)
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.send = send
+  return o
+end
+
+local function check_limit(opts)
+  local max = opts.max_write_queue
+  if max == nil then return M.DEFAULT_MAX_WRITE_QUEUE end
+  if type(max) ~= "number" or max <= 0 then
+    error("max_write_queue must be a positive number of bytes", 4)
+  end
+  return max
+end
+
+--- A connection on `reader` and `writer` (luv streams or jrpc.uv.files ends).
+---@param loop table  the jrpc.uv loop
+---@param reader userdata|table
+---@param writer userdata|table
+---@param opts table  peer options, plus max_write_queue and on_close
+---@param eof_reason string  the close reason when the reader ends
+---@return jrpc.uv.Connection
+function M.new(loop, reader, writer, opts, eof_reason)
+  local self = setmetatable({
+    loop = loop, uv = loop.uv, reader = reader, writer = writer,
+    max_write_queue = check_limit(opts), eof_reason = eof_reason,
+    on_close = opts.on_close, _close_hooks = {},
+    _closed = false, _eof = false, _busy = false, _paused = false, _reading = false,
+  }, Connection)
+  self.peer = peer_mod.new(peer_options(opts, function(bytes) self:_send(bytes) end))
+  self._read_cb = co.guard(function(err, data) self:_on_read(err, data) end, "read", self.peer._log)
+  self._written_cb = co.guard(function(err) self:_on_written(err) end, "write", self.peer._log)
+  self.deadlines = timers.deadlines(loop.uv, self.peer, function() loop.events = loop.events + 1 end)
+  return self
+end
+
+--- Start reading (once the caller has set up what it needs).
+function Connection:start()
+  self:_update_reading()
+  return self
+end
+
+return M

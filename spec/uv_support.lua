@@ -1,0 +1,107 @@
+-- spec/uv_support.lua: shared by the spec/uv_*_spec.lua files (loaded with
+-- dofile; not a spec itself). Real child processes, pipes and sockets on
+-- luv's default loop; a watchdog so a bug fails a test instead of hanging it.
+local jrpc = require "jrpc"
+local uv = require "luv"
+
+local M = {}
+
+local function pack(...) return { n = select("#", ...), ... } end
+
+M.uv = uv
+M.null = jrpc.null
+M.loop = jrpc.uv.new(uv)
+-- the interpreter running the specs, for child processes
+M.INTERP = rawget(_G, "jit") and "luajit" or "lua5.4"
+
+--- Seconds since `t0` (from M.now()).
+function M.now() return uv.hrtime() / 1e9 end
+function M.since(t0) return M.now() - t0 end
+
+local children = {}
+
+--- loop:spawn, remembering the child so `cleanup` can kill it.
+function M.spawn(opts)
+  local child, err = M.loop:spawn(opts)
+  if child then children[#children + 1] = child end
+  return child, err
+end
+
+--- Kill what a test left running.
+function M.cleanup()
+  for _, child in ipairs(children) do
+    if child.exit_code == nil then child:kill("sigkill") end
+    child:close("test over")
+  end
+  children = {}
+end
+
+--- A child running `sh -c script` that talks JSON-RPC (or does not).
+function M.sh(script, opts)
+  local o = { cmd = "/bin/sh", args = { "-c", script }, on_error = function() end }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return M.spawn(o)
+end
+
+--- The spec server under the running interpreter.
+function M.spec_server(opts, extra_args)
+  local args = { "examples/spec_server.lua" }
+  for _, a in ipairs(extra_args or {}) do args[#args + 1] = a end
+  local o = { cmd = M.INTERP, args = args }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return M.spawn(o)
+end
+
+--- loop:run(fn) with a watchdog: after `limit` seconds (default 10) the
+--- loop is stopped and run raises instead of hanging the spec run.
+function M.run(fn, limit)
+  local loop = M.loop
+  local watchdog = uv.new_timer()
+  watchdog:start(math.floor((limit or 10) * 1000), 0, function() loop:stop() end)
+  local results = pack(pcall(loop.run, loop, fn))
+  require("jrpc.uv.handles").close(uv, watchdog)  -- safely, outside the loop
+  if not results[1] then error(results[2], 0) end
+  return (table.unpack or unpack)(results, 2, results.n)
+end
+
+--- In a coroutine: wait until cond() is true (checked every millisecond),
+--- at most `limit` seconds. Returns whether it became true.
+function M.wait_until(cond, limit)
+  local deadline = M.now() + (limit or 5)
+  while not cond() do
+    if M.now() > deadline then return false end
+    M.loop:sleep(0.001)
+  end
+  return true
+end
+
+--- Run a shell command; returns exit status, stdout, stderr, seconds taken.
+function M.shell(cmd)
+  local out, err = os.tmpname(), os.tmpname()
+  local t0 = M.now()
+  local p = assert(io.popen(("( %s ) > %s 2> %s; echo $?"):format(cmd, out, err)))
+  local status = tonumber(p:read("*a"))
+  p:close()
+  local function slurp(path)
+    local f = assert(io.open(path, "rb"))
+    local s = f:read("*a")
+    f:close()
+    os.remove(path)
+    return s
+  end
+  return status, slurp(out), slurp(err), M.since(t0)
+end
+
+--- A fresh temporary directory (removed by `rmdir`).
+function M.tmpdir()
+  local p = assert(io.popen("mktemp -d /tmp/jrpc-uv-XXXXXX"))
+  local dir = p:read("*l")
+  p:close()
+  return dir
+end
+
+function M.rmdir(dir)
+  os.execute("rm -rf '" .. dir .. "'")
+end
+
+return M
