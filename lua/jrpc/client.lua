@@ -286,6 +286,13 @@ function M.cancel(peer, id, reason)
   return true
 end
 
+--- Expire what is due, cheaply: receive calls this once timeouts were used.
+function M.check_deadlines(peer)
+  local deadline = peer._pending:next_deadline()
+  if deadline == nil then peer._deadlines = false
+  elseif deadline <= peer._clock() then M.expire(peer) end
+end
+
 --- Settle every request whose deadline is past; tell the other side we gave up.
 function M.expire(peer, now)
   now = now or peer._clock()

@@ -8,7 +8,7 @@ local server = require "jrpc.server"
 local client = require "jrpc.client"
 
 local collect = output.collect
-local request, notification = server.request, server.notification
+local dispatch = server.dispatch
 
 local M = {}
 
@@ -20,42 +20,13 @@ Peer.__index = Peer
 -- Reading
 -- =======================================================================
 
--- Take every complete message out of the codec and act on it. The hot
--- path is the first branch: decode → handler → worker → reply.
-local function drain(peer)
-  if peer._deadlines then  -- only once some request had a timeout
-    local deadline = peer._pending:next_deadline()
-    if deadline == nil then peer._deadlines = false
-    elseif deadline <= peer._clock() then client.expire(peer) end
-  end
-  local codec = peer._codec
-  while not peer._closed do
-    local kind, a, b, c, d, e = codec:next()
-    if kind == "request" then
-      request(peer, a, b, c, d)
-    elseif kind == nil then
-      return
-    elseif kind == "notification" then
-      notification(peer, a, b)
-    elseif kind == "result" then
-      client.result(peer, a, b)
-    elseif kind == "error" then
-      client.error(peer, a, b)
-    elseif kind == "batch" then
-      server.batch(peer, a)
-    elseif kind == "invalid" then
-      server.invalid(peer, a, b, c, d, e)
-    end
-  end
-end
-
 --- Feed bytes from the transport (any split). Complete messages are
 --- dispatched and answered; replies are sent with one `send` call.
 ---@param bytes string
 function Peer:receive(bytes)
   if self._closed then return end
   self._codec:feed(bytes)
-  collect(self, drain)
+  dispatch(self)
 end
 
 --- The input ended: decode what is left, then close(reason).
@@ -63,7 +34,7 @@ end
 function Peer:finish(reason)
   if self._closed then return end
   self._codec:finish()
-  collect(self, drain)
+  dispatch(self)
   self:close(reason or "connection closed")
 end
 
@@ -252,7 +223,7 @@ function M.new(opts)
     _log = safe_logger(opts.on_error or default_on_error),
     _handlers = {}, _next_id = 1,
     _waiters = {}, _ids = {}, _members = {}, _early = {},
-    _inflight = {}, _ninflight = 0, _idle = {}, _nidle = 0,
+    _inflight = {}, _ninflight = 0, _idle = {}, _nidle = 0, _dispatcher = false, _running = nil,
     _out = {}, _nout = 0, _depth = 0, _closed = false, _deadlines = false, _busy = nil,
     _handled = 0, _invalid = 0, _failed = 0,
   }, Peer)

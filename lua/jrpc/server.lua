@@ -8,9 +8,10 @@ local output = require "jrpc.output"
 local client = require "jrpc.client"
 
 local null = core.null
-local write = output.write
-local run_job, IDLE = workers.run, workers.IDLE
-local yield = coroutine.yield
+local codec_methods = getmetatable(core.codec()).__index
+local codec_next, codec_result = codec_methods.next, codec_methods.result
+local write, flush = output.write, output.flush
+local run_job, take, start_job = workers.run, workers.take, workers.start
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -150,7 +151,7 @@ local function serve(fn, params, ctx)
   if ctx._waiting then untrack(peer, ctx) end
   if ok and ctx._batch == nil and ctx._rawid ~= nil and not ctx._cancelled then
     if result == nil then result = null end
-    local json = peer._codec:result(ctx._rawid, result)
+    local json = codec_result(peer._codec, ctx._rawid, result)
     if json then  -- inlined write(peer, json): the common case, collecting
       local n = peer._nout + 1
       if peer._depth > 0 and not peer._closed then
@@ -163,15 +164,15 @@ local function serve(fn, params, ctx)
   conclude(peer, ctx, ok, result)
 end
 
-local function worker_main(fn, params, ctx)
-  while true do
-    serve(fn, params, ctx)
-    fn, params, ctx = yield(IDLE)
+-- Start a handler: in place when we are the dispatching worker (the
+-- dispatcher notes the context, in case the handler waits), else on a worker
+-- of its own (batch members).
+local function start(peer, fn, params, ctx, inplace)
+  if inplace then
+    peer._running = ctx
+    return serve(fn, params, ctx)
   end
-end
-
-local function run(peer, fn, params, ctx)
-  if run_job(peer, worker_main, fn, params, ctx) and ctx._rawid ~= nil then
+  if run_job(peer, serve, fn, params, ctx) and ctx._rawid ~= nil then
     track(peer, ctx)  -- the handler waits; a cancel may come meanwhile
   end
 end
@@ -185,8 +186,8 @@ local function split_meta(params)
 end
 
 --- An incoming request (or a batch member: `batch`, `index` say where its
---- reply goes).
-function M.request(peer, method, params, id, rawid, batch, index)
+--- reply goes; `inplace`: run it on the dispatching worker).
+function M.request(peer, method, params, id, rawid, batch, index, inplace)
   peer._handled = peer._handled + 1
   local ctx
   if batch == nil then
@@ -200,9 +201,7 @@ function M.request(peer, method, params, id, rawid, batch, index)
   if fn == nil then
     return answer_error(peer, ctx, METHOD_NOT_FOUND, "Method not found")
   end
-  if run_job(peer, worker_main, fn, params, ctx) then  -- inlined run()
-    track(peer, ctx)
-  end
+  start(peer, fn, params, ctx, inplace)
 end
 
 local function on_cancel(peer, params)
@@ -223,7 +222,7 @@ local function is_quiet(peer, method)
 end
 
 --- An incoming notification: never answered, whatever happens.
-function M.notification(peer, method, params)
+function M.notification(peer, method, params, inplace)
   peer._handled = peer._handled + 1
   if method == peer._profile.cancel_method then return on_cancel(peer, params) end
   local fn = peer._handlers[method]
@@ -235,7 +234,7 @@ function M.notification(peer, method, params)
   end
   local ctx = setmetatable({ method = method, peer = peer }, Ctx)
   if peer._strip_meta then ctx.meta = split_meta(params) end
-  run(peer, fn, params, ctx)
+  start(peer, fn, params, ctx, inplace)
 end
 
 --- A message the codec rejected; answered only when the codec says so.
@@ -277,5 +276,74 @@ function M.batch(peer, items)
   end
   member_done(peer, batch)
 end
+
+-- {======================================================================
+-- Dispatch: a worker drains the codec and runs handlers in place, so one
+-- read costs one coroutine resume, not one per message. A handler that
+-- waits keeps that worker; another worker goes on draining, and the first
+-- one stops once its handler is done (it is no longer the dispatcher).
+-- =======================================================================
+
+-- Act on one decoded message.
+local function act(peer, kind, a, b, c, d, e)
+  if kind == "request" then
+    M.request(peer, a, b, c, d, nil, nil, true)
+  elseif kind == "notification" then
+    M.notification(peer, a, b, true)
+  elseif kind == "result" then
+    client.result(peer, a, b)
+  elseif kind == "error" then
+    client.error(peer, a, b)
+  elseif kind == "batch" then
+    M.batch(peer, a)
+  elseif kind == "invalid" then
+    M.invalid(peer, a, b, c, d, e)
+  end
+end
+
+-- The dispatching worker's job: the message already decoded, then the rest.
+-- The common case, a request for a known method, is inlined.
+local function drain(peer, me, kind, a, b, c, d, e)
+  local codec, handlers = peer._codec, peer._handlers
+  while true do
+    local fn = kind == "request" and handlers[a]
+    if fn and not peer._strip_meta then
+      peer._handled = peer._handled + 1
+      local ctx = setmetatable({ id = c, method = a, peer = peer, _rawid = d }, Ctx)
+      peer._running = ctx
+      serve(fn, b, ctx)
+    else
+      act(peer, kind, a, b, c, d, e)
+    end
+    if peer._dispatcher ~= me or peer._closed then return end
+    kind, a, b, c, d, e = codec_next(codec)
+    if kind == nil then return end
+  end
+end
+
+--- Act on every complete message the codec holds; what they write goes to
+--- `send` in one call at the end (unless this is nested in another read).
+--- A read with no complete message costs no coroutine switch.
+function M.dispatch(peer)
+  local outer_dispatcher, outer_running = peer._dispatcher, peer._running
+  local codec = peer._codec
+  peer._depth = peer._depth + 1
+  if peer._deadlines then client.check_deadlines(peer) end
+  while not peer._closed do
+    local kind, a, b, c, d, e = codec_next(codec)
+    if kind == nil then break end
+    local co = take(peer)
+    peer._dispatcher, peer._running = co, nil
+    if not start_job(peer, co, drain, peer, co, kind, a, b, c, d, e) then break end
+    local ctx = peer._running  -- its handler waits: track it, drain on
+    if ctx ~= nil and ctx._rawid ~= nil and not ctx._waiting then track(peer, ctx) end
+  end
+  peer._dispatcher, peer._running = outer_dispatcher, outer_running
+  local depth = peer._depth - 1
+  peer._depth = depth
+  if depth == 0 then flush(peer) end
+end
+
+-- }======================================================================
 
 return M

@@ -1,10 +1,9 @@
---- A pool of worker coroutines that run handlers.
--- Each incoming request runs in a coroutine so its handler may wait for a
--- reply from the other side. Creating a coroutine per request is too slow,
--- so a worker whose handler finished without waiting goes back to the pool;
--- a worker whose handler waits stays with it, and the next request gets
--- another worker.
-local create, resume = coroutine.create, coroutine.resume
+--- A pool of worker coroutines.
+-- Handlers run in coroutines so they may wait for a reply from the other
+-- side. Creating a coroutine per message is too slow, so a worker whose job
+-- finished without waiting goes back to the pool; a worker whose job waits
+-- stays with it, and the next job gets another worker.
+local create, resume, yield = coroutine.create, coroutine.resume, coroutine.yield
 local status = coroutine.status
 local traceback = debug.traceback
 
@@ -17,17 +16,58 @@ M.IDLE = IDLE
 
 local MAX_IDLE = 16  -- idle workers kept per peer; more are left to the GC
 
+-- The body of every worker: run a job, report IDLE, wait for the next one.
+-- (Fixed parameters, no varargs: this is on every request's path.)
+local function main(job, a, b, c, d, e, f, g, h)
+  while true do
+    job(a, b, c, d, e, f, g, h)
+    job, a, b, c, d, e, f, g, h = yield(IDLE)
+  end
+end
+
+--- An idle worker of the peer, or a new one.
+---@param peer table
+---@return thread
+function M.take(peer)
+  local n = peer._nidle
+  if n == 0 then return create(main) end
+  local idle = peer._idle
+  local co = idle[n]
+  idle[n] = nil
+  peer._nidle = n - 1
+  return co
+end
+
 local function give_back(peer, co)
   local n = peer._nidle
   if n < MAX_IDLE then
-    n = n + 1
-    peer._idle[n] = co
-    peer._nidle = n
+    peer._nidle, peer._idle[n + 1] = n + 1, co
   end
 end
 
 local function failed(peer, co, err)
   peer._log("coroutine failed: " .. traceback(co, tostring(err)))
+end
+
+--- Start `job(a, ..., h)` on the worker `co` (from `take`).
+---@return boolean waiting  true when the job waits (the worker stays with it)
+function M.start(peer, co, job, a, b, c, d, e, f, g, h)
+  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
+  if signal == IDLE then
+    give_back(peer, co)
+    return false
+  end
+  if not ok then
+    failed(peer, co, signal)
+    return false
+  end
+  return true
+end
+
+--- Run `job(a, b, c)` on a worker of the peer.
+---@return boolean waiting  true when the job waits (the worker stays with it)
+function M.run(peer, job, a, b, c)
+  return M.start(peer, M.take(peer), job, a, b, c)
 end
 
 --- Resume a waiting coroutine (a worker or the caller's own) with its
@@ -47,38 +87,6 @@ function M.resume(peer, co, ...)
     return false
   end
   return status(co) == "suspended"
-end
-
---- Run a job on an idle worker (or a new one running `main`, which must
---- loop: do the job, then `a, b, c = coroutine.yield(workers.IDLE)`).
---- This is take + resume in one call: it is on the hot path.
----@param peer table
----@param main fun(a: any, b: any, c: any)
----@return boolean waiting  true when the job waits (the worker stays with it)
-function M.run(peer, main, a, b, c)
-  local n = peer._nidle
-  local co
-  if n == 0 then
-    co = create(main)
-  else
-    local idle = peer._idle
-    co = idle[n]
-    idle[n] = nil
-    peer._nidle = n - 1
-  end
-  local ok, signal = resume(co, a, b, c)
-  if signal == IDLE then  -- inlined give_back(peer, co)
-    n = peer._nidle
-    if n < MAX_IDLE then
-      peer._nidle, peer._idle[n + 1] = n + 1, co
-    end
-    return false
-  end
-  if not ok then
-    failed(peer, co, signal)
-    return false
-  end
-  return true
 end
 
 return M
