@@ -59,6 +59,19 @@ describe("jrpc.uv loop:run", function()
     assert.truthy(err:find("jrpc.uv: run called while the loop is running", 1, true), err)
   end)
 
+  it("raises when stop() is called before the function's first wait", function()
+    local timer = uv.new_timer()
+    timer:start(50, 0, function() end)  -- something alive, so only stop() can end it
+    local ok, err = pcall(loop.run, loop, function()
+      loop:stop()
+      loop:sleep(0.02)
+      return "not reached"
+    end)
+    timer:close()
+    assert.is_false(ok)
+    assert.are.equal("jrpc.uv.run: stopped (loop:stop()) before the function returned", err)
+  end)
+
   it("raises instead of hanging when the function waits for nothing", function()
     local path = lua_program([[
 local ok, err = pcall(require("jrpc").run, function() coroutine.yield() end)

@@ -47,13 +47,13 @@ local function enter(self, what)
   end
   unpause_all(self)
   self._running = true
+  self._stop_requested = false  -- a stop() from now on counts, even before uv.run
 end
 
 -- Run the loop until `outcome()` is set; the caller has entered.
 local function run_until(self, outcome)
   local uv = self.uv
   while outcome() == nil do
-    self._stop_requested = false
     local alive = uv.run("default")
     if outcome() == nil and self._stop_requested then
       error("jrpc.uv.run: stopped (loop:stop()) before the function returned", 0)
@@ -94,7 +94,6 @@ end
 --- Run the loop until `stop()` is called, or until nothing is left on it.
 function Loop:serve_forever()
   enter(self, "serve_forever")
-  self._stop_requested = false
   repeat
     local alive = self.uv.run("default")
   until self._stop_requested or not alive
