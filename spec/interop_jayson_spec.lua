@@ -9,34 +9,12 @@
 local jrpc = require "jrpc"
 local uv = require "luv"
 
-local loop = jrpc.uv.new(uv)
-
--- In loop:run: wait (sleeping on the loop) until cond() holds or `seconds` pass.
-local function wait_for(cond, seconds)
-  local deadline = uv.hrtime() + seconds * 1e9
-  while not cond() do
-    if uv.hrtime() > deadline then return false end
-    loop:sleep(0.005)
-  end
-  return true
-end
+local S = dofile("spec/uv_support.lua")
+local loop = S.loop
 
 -- {======================================================================
 -- A node script whose stdout is JSON lines (not JSON-RPC): plain luv
 -- =======================================================================
-
--- Take the complete lines off the front of `buffer` (appended to `lines`);
--- returns what is left. string.find, not gmatch("([^\n]*)\n"): that pattern
--- rescans a long unterminated line from every position (quadratic).
-local function split_lines(buffer, lines)
-  local start = 1
-  while true do
-    local nl = buffer:find("\n", start, true)
-    if nl == nil then return buffer:sub(start) end
-    lines[#lines + 1] = buffer:sub(start, nl - 1)
-    start = nl + 1
-  end
-end
 
 -- Start `node args...`; its stdout lines are decoded into proc.lines.
 -- The callbacks only store what they get: an error raised in a luv
@@ -57,7 +35,7 @@ local function start_node(args)
   proc.stdout:read_start(function(_, chunk)
     if chunk == nil then return proc.stdout:close() end  -- end (or error)
     local lines = {}
-    partial = split_lines(partial .. chunk, lines)
+    partial = S.split_lines(partial .. chunk, lines)
     for _, line in ipairs(lines) do
       proc.lines[#proc.lines + 1] = jrpc.decode(line) or { undecodable = line }
     end
@@ -71,9 +49,9 @@ local function stop_node(proc)
   if proc == nil then return end
   if not proc.stdin:is_closing() then proc.stdin:close() end
   loop:run(function()
-    if wait_for(function() return proc.code ~= nil end, 2) then return end
+    if S.wait_until(function() return proc.code ~= nil end, 2) then return end
     proc.handle:kill("sigkill")
-    wait_for(function() return proc.code ~= nil end, 2)
+    S.wait_until(function() return proc.code ~= nil end, 2)
   end)
   if not proc.stdout:is_closing() then proc.stdout:close() end
 end
@@ -109,7 +87,7 @@ describe("jrpc client -> jayson TCP server (node/jayson_server.js)", function()
   -- Connect once the server has printed its port.
   local function connect()
     return loop:run(function()
-      assert(wait_for(function() return node.lines[1] ~= nil end, 5), "jayson server printed no port")
+      assert(S.wait_until(function() return node.lines[1] ~= nil end, 5), "jayson server printed no port")
       local port = assert(node.lines[1].port, "no port in the first line")
       conn = assert(loop:connect{ host = "127.0.0.1", port = port, timeout = 5 })
       return conn.peer
@@ -169,7 +147,7 @@ describe("jrpc client -> jayson TCP server (node/jayson_server.js)", function()
       assert.is_nil(result)
       assert.same({ code = "closed", message = "connection closed by the other side" }, err)
       assert.is_true(conn:closed())
-      assert.is_true(wait_for(function() return node.code ~= nil end, 3))
+      assert.is_true(S.wait_until(function() return node.code ~= nil end, 3))
       assert.equal(3, node.code)
     end)
   end)
@@ -202,10 +180,10 @@ describe("jayson TCP client (node/jayson_client.js) -> jrpc server (loop:listen)
     assert.is_true(server.port > 0)
     node = start_node{ "node/jayson_client.js", tostring(server.port) }
     loop:run(function()
-      assert.is_true(wait_for(function() return report(node, "done") or node.code end, 10),
+      assert.is_true(S.wait_until(function() return report(node, "done") or node.code end, 10),
         "jayson client did not finish")
       -- jayson ends each connection after its reply; the notifications may land last
-      assert.is_true(wait_for(function() return next(server.connections) == nil and #notes == 2 end, 3))
+      assert.is_true(S.wait_until(function() return next(server.connections) == nil and #notes == 2 end, 3))
     end)
     assert.same({ "add_positional", "add_named", "invalid_params", "not_found", "custom_error",
       "throws", "generated_id", "notification", "batch", "done" }, steps_of(node))

@@ -2,22 +2,11 @@
 -- child process, under Lua 5.4 and LuaJIT, in both framings: 1,000
 -- requests in flight at once, each from its own coroutine, and every reply
 -- matched to its request (distinct operands, each result checked).
-local jrpc = require "jrpc"
-local uv = require "luv"
 
-local loop = jrpc.uv.new(uv)
+local S = dofile("spec/uv_support.lua")
+local loop = S.loop
 local N = 1000
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
-
--- In loop:run: wait (sleeping on the loop) until cond() holds or `seconds` pass.
-local function wait_for(cond, seconds)
-  local deadline = uv.hrtime() + seconds * 1e9
-  while not cond() do
-    if uv.hrtime() > deadline then return false end
-    loop:sleep(0.005)
-  end
-  return true
-end
 
 -- Request i: positional or named params with distinct operands; every
 -- 100th lacks its subtrahend and must get its own -32602.
@@ -56,7 +45,7 @@ for _, interpreter in ipairs{ "lua5.4", "luajit" } do
             end)()
           end
           local pending = child.peer:stats().pending  -- all sent before any reply is read
-          assert.is_true(wait_for(function() return done == N end, 10), done .. " of " .. N .. " settled")
+          assert.is_true(S.wait_until(function() return done == N end, 10), done .. " of " .. N .. " settled")
           return pending, child:shutdown(2)
         end)
         assert.equal(N, in_flight)

@@ -6,37 +6,14 @@
 -- back to the caller while its request is open, notifications, and LSP
 -- cancellation ($/cancelRequest answered -32800).
 local jrpc = require "jrpc"
-local uv = require "luv"
 
-local loop = jrpc.uv.new(uv)
+local S = dofile("spec/uv_support.lua")
+local loop = S.loop
 local INTERPRETER = rawget(_G, "jit") and "luajit" or "lua5.4"
-
--- In loop:run: wait (sleeping on the loop) until cond() holds or `seconds` pass.
-local function wait_for(cond, seconds)
-  local deadline = uv.hrtime() + seconds * 1e9
-  while not cond() do
-    if uv.hrtime() > deadline then return false end
-    loop:sleep(0.005)
-  end
-  return true
-end
 
 -- {======================================================================
 -- jrpc client -> vscode-jsonrpc server
 -- =======================================================================
-
--- Take the complete lines off the front of `buffer` (appended to `lines`);
--- returns what is left. string.find, not gmatch("([^\n]*)\n"): that pattern
--- rescans a long unterminated line from every position (quadratic).
-local function split_lines(buffer, lines)
-  local start = 1
-  while true do
-    local nl = buffer:find("\n", start, true)
-    if nl == nil then return buffer:sub(start) end
-    lines[#lines + 1] = buffer:sub(start, nl - 1)
-    start = nl + 1
-  end
-end
 
 -- The server logs each message it reads or writes on stderr as a JSON line
 -- {"dir":"in"|"out","msg":...}: what went over the wire, as it saw it.
@@ -44,7 +21,7 @@ local function wire_log()
   local log, partial = { ["in"] = {}, out = {} }, ""
   function log.feed(chunk)
     local lines = {}
-    partial = split_lines(partial .. chunk, lines)
+    partial = S.split_lines(partial .. chunk, lines)
     for _, line in ipairs(lines) do
       local entry = jrpc.decode(line)
       if type(entry) == "table" and log[entry.dir] then table.insert(log[entry.dir], entry.msg) end
@@ -118,7 +95,7 @@ describe("jrpc client -> vscode-jsonrpc server (node/vscode_server.js)", functio
     loop:run(function()
       assert.is_true(child.peer:notify("note", { n = 1 }))
       assert.is_true(child.peer:notify("note", { n = 2 }))
-      assert.is_true(wait_for(function() return #seen.noted == 2 end, 3), "no noted notifications")
+      assert.is_true(S.wait_until(function() return #seen.noted == 2 end, 3), "no noted notifications")
     end)
     assert.same({ { echo = { n = 1 }, count = 1 }, { echo = { n = 2 }, count = 2 } }, seen.noted)
     assert.same({ { jsonrpc = "2.0", method = "note", params = { n = 1 } },
@@ -132,15 +109,15 @@ describe("jrpc client -> vscode-jsonrpc server (node/vscode_server.js)", functio
         settled = { err = err, result = result }
       end)
       local function is_wait(msg) return msg.method == "wait" end
-      assert.is_true(wait_for(function() return wire.find("in", is_wait) ~= nil end, 3))
+      assert.is_true(S.wait_until(function() return wire.find("in", is_wait) ~= nil end, 3))
       assert.is_true(peer:cancel(id))
       -- ours settles at once, without waiting for the server
       assert.equal("cancelled", settled.err.code)
       assert.is_nil(settled.result)
-      assert.is_true(wait_for(function() return #seen.cancels == 1 end, 3), "the server saw no cancel")
+      assert.is_true(S.wait_until(function() return #seen.cancels == 1 end, 3), "the server saw no cancel")
       assert.same({ tag = "w", cancelled = true }, seen.cancels[1])
       -- its late -32800 reply reaches us and is dropped, not answered
-      assert.is_true(wait_for(function() return peer:stats().unmatched == 1 end, 3))
+      assert.is_true(S.wait_until(function() return peer:stats().unmatched == 1 end, 3))
       assert.same({ "response to unknown or settled request id " .. id .. " dropped" }, seen.logs)
       assert.same({ jsonrpc = "2.0", method = "$/cancelRequest", params = { id = id } },
         wire.find("in", function(msg) return msg.method == "$/cancelRequest" end))
@@ -155,9 +132,9 @@ describe("jrpc client -> vscode-jsonrpc server (node/vscode_server.js)", functio
       local result, err = child.peer:request("wait", { tag = "t" }, { timeout = 0.2 })
       assert.is_nil(result)
       assert.same({ code = "timeout", message = "request timed out" }, err)
-      assert.is_true(wait_for(function() return #seen.cancels == 1 end, 3), "the server saw no cancel")
+      assert.is_true(S.wait_until(function() return #seen.cancels == 1 end, 3), "the server saw no cancel")
       assert.same({ tag = "t", cancelled = true }, seen.cancels[1])
-      assert.is_true(wait_for(function() return child.peer:stats().unmatched == 1 end, 3))
+      assert.is_true(S.wait_until(function() return child.peer:stats().unmatched == 1 end, 3))
     end)
     assert.equal(1, #seen.logs)
     assert.matches("^response to unknown or settled request id %d+ dropped$", seen.logs[1])

@@ -75,6 +75,19 @@ function M.wait_until(cond, limit)
   return true
 end
 
+--- Take the complete lines off the front of `buffer` (appended to `lines`);
+--- returns what is left. string.find, not gmatch("([^\n]*)\n"): that pattern
+--- rescans a long unterminated line from every position (quadratic).
+function M.split_lines(buffer, lines)
+  local start = 1
+  while true do
+    local nl = buffer:find("\n", start, true)
+    if nl == nil then return buffer:sub(start) end
+    lines[#lines + 1] = buffer:sub(start, nl - 1)
+    start = nl + 1
+  end
+end
+
 --- Run a shell command; returns exit status, stdout, stderr, seconds taken.
 function M.shell(cmd)
   local out, err = os.tmpname(), os.tmpname()

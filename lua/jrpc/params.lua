@@ -71,19 +71,23 @@ local function check_value(p, v, out)
   return true
 end
 
+-- One declared param's value as given (nil: absent).
+local function take_value(p, v, out)
+  if v == nil then
+    if p.optional then return true end
+    return fail("%q is required", p.name)
+  end
+  return check_value(p, v, out)
+end
+
 local function from_positional(self, params, out)
   local n = #params
   if n > #self then
     return fail("expected at most %d params, got %d", #self, n)
   end
   for i = 1, #self do
-    local p, v = self[i], params[i]
-    if v == nil then
-      if not p.optional then return fail("%q is required", p.name) end
-    else
-      local ok, msg = check_value(p, v, out)
-      if not ok then return nil, msg end
-    end
+    local ok, msg = take_value(self[i], params[i], out)
+    if not ok then return nil, msg end
   end
   return out
 end
@@ -96,13 +100,8 @@ local function from_named(self, params, out)
   end
   for i = 1, #self do
     local p = self[i]
-    local v = params[p.name]
-    if v == nil then
-      if not p.optional then return fail("%q is required", p.name) end
-    else
-      local ok, msg = check_value(p, v, out)
-      if not ok then return nil, msg end
-    end
+    local ok, msg = take_value(p, params[p.name], out)
+    if not ok then return nil, msg end
   end
   return out
 end

@@ -49,10 +49,9 @@ local function failed(peer, co, err)
   peer._log("coroutine failed: " .. traceback(co, tostring(err)))
 end
 
---- Start `job(a, ..., h)` on the worker `co` (from `take`).
----@return boolean waiting  true when the job waits (the worker stays with it)
-function M.start(peer, co, job, a, b, c, d, e, f, g, h)
-  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
+-- What a resume came back with: the worker finished (back to the pool), it
+-- failed (reported), or it waits.
+local function after_resume(peer, co, ok, signal)
   if signal == IDLE then
     give_back(peer, co)
     return false
@@ -62,6 +61,12 @@ function M.start(peer, co, job, a, b, c, d, e, f, g, h)
     return false
   end
   return true
+end
+
+--- Start `job(a, ..., h)` on the worker `co` (from `take`).
+---@return boolean waiting  true when the job waits (the worker stays with it)
+function M.start(peer, co, job, a, b, c, d, e, f, g, h)
+  return after_resume(peer, co, resume(co, job, a, b, c, d, e, f, g, h))
 end
 
 --- Run `job(a, b, c)` on a worker of the peer.
@@ -77,16 +82,7 @@ end
 ---@param co thread
 ---@return boolean waiting  true when the coroutine is suspended, waiting again
 function M.resume(peer, co, ...)
-  local ok, signal = resume(co, ...)
-  if signal == IDLE then
-    give_back(peer, co)
-    return false
-  end
-  if not ok then
-    failed(peer, co, signal)
-    return false
-  end
-  return status(co) == "suspended"
+  return after_resume(peer, co, resume(co, ...)) and status(co) == "suspended"
 end
 
 return M
