@@ -326,6 +326,14 @@ describe("codec: Content-Length framing", function()
       "notification a nil"}, out)
   end)
 
+  it("finds the next header after a Content-Length that was too short", function()
+    local c = core.codec{framing = "lsp"}
+    local out = decode_all(c, {"Content-Length: 10\r\n\r\n" .. b1 .. frame(b2)})
+    assert.are.same({"invalid -32700 Parse error null true expected ':' at byte 11",
+      "invalid -32700 Parse error null false skipped " .. (#b1 - 10) .. " bytes before a header",
+      expected[2]}, out)
+  end)
+
   it("reports a truncated body at the end of input", function()
     local c = core.codec{framing = "lsp"}
     local out = decode_all(c, {"Content-Length: 50\r\n\r\n{\"jsonrpc\""})

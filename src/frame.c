@@ -158,6 +158,23 @@ static int header_line (Framer *F, const char *p, const char *e) {
 }
 
 
+/*
+** Where "Content-Length:" (any case) starts in [p, e), or NULL. After a
+** wrong Content-Length the next header comes glued to the end of the body
+** bytes, on one line: finding it there puts the stream back in sync.
+*/
+static const char *find_length_header (const char *p, const char *e) {
+  static const char name[] = "content-length:";
+  const size_t n = sizeof(name) - 1;
+  for (; (size_t)(e - p) >= n; p++) {
+    size_t i;
+    for (i = 0; i < n && lower((unsigned char)p[i]) == name[i]; i++) ;
+    if (i == n) return p;
+  }
+  return NULL;
+}
+
+
 static int end_of_headers (Framer *F, FrameEvent *ev) {
   long long n = F->clen;
   F->in_headers = 0;
@@ -195,10 +212,18 @@ static int lsp_header (Framer *F, FrameEvent *ev) {
     return end_of_headers(F, ev);
   }
   if (header_line(F, start, le)) F->in_headers = 1;
-  else if (!F->in_headers)
+  else if (!F->in_headers) {
+    const char *h = find_length_header(start + 1, le);
+    if (h != NULL) {  /* resynchronize on the header glued to the junk */
+      F->off = (size_t)(h - F->in.p);
+      return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
+                         "skipped %lu bytes before a header",
+                         (size_t)(h - start));
+    }
     return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
                        "skipped a line that is not a header (%lu bytes)",
                        (size_t)(le - start));
+  }
   return FR_EVENT + 1;  /* line consumed, keep going */
 }
 

@@ -12,6 +12,7 @@ local stream = require "jrpc.uv.stream"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
+local output = require "jrpc.output"
 
 local Connection = stream.Connection
 
@@ -95,6 +96,7 @@ end
 local function close_stdin(child, grace)
   child._hold = "process is shutting down"  -- nothing new is sent
   child.peer:set_busy(child._hold)
+  output.flush(child.peer)  -- what a receive under way collected goes out first
   -- what is queued reaches it first; a child that does not read gets SIGTERM anyway
   handles.flush_then_close(child.uv, child.writer, grace)
 end

@@ -3,8 +3,13 @@
 -- fed to the peer, what the peer sends is written to `writer` (the same
 -- handle for sockets).
 --
--- Write queue bound (`max_write_queue`, bytes that libuv has queued but not
--- yet written): once over it, the connection is *busy*. It stops reading,
+-- Writes: one libuv write in flight at a time; what the peer sends meanwhile
+-- is held here and written as one piece when it completes (luv pins each
+-- outstanding write with registry references: one write per message would
+-- cost far more memory than the bytes).
+--
+-- Write queue bound (`max_write_queue`, bytes queued in libuv or held here
+-- but not yet written): once over it, the connection is *busy*. It stops reading,
 -- so no new requests come in to produce replies, and the peer's own new
 -- requests, notifications and batches fail at once with code "busy". What is
 -- already queued stays queued. Below half the bound it reads again and the
@@ -15,6 +20,7 @@ local peer_mod = require "jrpc.peer"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
+local output = require "jrpc.output"
 
 local M = {}
 
@@ -93,7 +99,7 @@ end
 ---@return integer
 function Connection:write_queue_size()
   if self.writer:is_closing() then return 0 end
-  return self.writer:get_write_queue_size()
+  return self.writer:get_write_queue_size() + (self._held_bytes or 0)
 end
 
 --- Why the connection is busy (its write queue is over the bound), or nil.
@@ -113,29 +119,51 @@ function Connection:_set_busy(on, queued)
   self:_update_reading()
 end
 
-function Connection:_send(bytes)
-  -- a closing writer (a child's stdin after shutdown): the request settles
-  -- when the connection ends. (While closing, the peer may still answer
-  -- what it decodes at the end of input: that goes out.)
-  if self.writer:is_closing() then return end
-  local ok, err = self.writer:write(bytes, self._written_cb)
+-- Hand bytes to libuv: one write at a time; what comes meanwhile is held
+-- and written as one write when the current one completes.
+function Connection:_write_now(data)
+  local ok, err = self.writer:write(data, self._written_cb)
   if not ok then
-    -- not from inside the peer's own send: end the connection a bit later
     timers.after(self.uv, 0, function() self:_ended("write error: " .. tostring(err)) end)
+    return false
+  end
+  self._writing = true
+  return true
+end
+
+function Connection:_send(bytes)
+  if self.writer:is_closing() then return end
+  if self._writing then
+    local held = self._held or {}
+    self._held = held
+    held[#held + 1] = bytes
+    self._held_bytes = (self._held_bytes or 0) + #bytes
+  elseif not self:_write_now(bytes) then
     return
   end
   if not self._busy then
-    local queued = self.writer:get_write_queue_size()
+    local queued = self:write_queue_size()
     if queued > self.max_write_queue then self:_set_busy(true, queued) end
   end
   self.deadlines:arm()
 end
 
+-- Write what was held while a write was in flight, as one write.
+function Connection:_flush_held()
+  local held = self._held
+  if held == nil then return end
+  self._held, self._held_bytes = nil, 0
+  if self.writer:is_closing() then return end
+  self:_write_now(table.concat(held))
+end
+
 function Connection:_on_written(err)
   local loop = self.loop
   loop.events = loop.events + 1
+  self._writing = false
   if self._closed then return end  -- ECANCELED: we closed with writes queued
   if err then return self:_ended("write error: " .. tostring(err)) end
+  self:_flush_held()
   if self._busy and self.writer:get_write_queue_size() <= self.max_write_queue / 2 then
     self:_set_busy(false)
   end
@@ -172,8 +200,10 @@ function Connection:_close(reason, how)
   self.loop._paused[self] = nil
   self.deadlines:close()
   co.call(self.peer[how], how, self.peer._log, self.peer, reason)
+  output.flush(self.peer)  -- what a receive under way collected goes out too
   if self.reader ~= self.writer then handles.close(self.uv, self.reader) end
   -- what is queued still goes out, for at most LINGER seconds
+  self:_flush_held()
   handles.flush_then_close(self.uv, self.writer, M.LINGER)
   for _, hook in ipairs(self._close_hooks) do co.call(hook, "close hook", nil, self, reason) end
   if self.on_close then co.call(self.on_close, "on_close", self.peer._log, reason) end
