@@ -18,7 +18,9 @@ local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
 local root = script_dir .. "/.."
 local abi = rawget(_G, "jit") and "jit" or "5.4"
 package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
-package.cpath = root .. "/build/" .. abi .. "/?.so;" .. package.cpath
+-- JRPC_CPATH_5_4 / JRPC_CPATH_JIT: another build of the core (see spec/helper.lua)
+package.cpath = (os.getenv(abi == "jit" and "JRPC_CPATH_JIT" or "JRPC_CPATH_5_4")
+  or root .. "/build/" .. abi .. "/?.so") .. ";" .. package.cpath
 
 local jrpc = require "jrpc"
 

@@ -4,6 +4,20 @@
 ** raised while it is being filled never leaks it: the owner's __gc frees it.
 */
 
+/* raise a memory error with the plain message Lua itself uses */
+static int jr_nomem (lua_State *L) {
+  lua_pushliteral(L, "not enough memory");
+  return lua_error(L);
+}
+
+
+/* is 'd' an integral value that a 64-bit integer holds? (NaN is not) */
+static int fits_int64 (double d) {
+  return d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+         d == (double)(long long)d;
+}
+
+
 typedef struct Buf {
   char *p;
   size_t n;    /* bytes in use */
@@ -34,7 +48,7 @@ static char *buf_reserve (lua_State *L, Buf *b, size_t extra) {
     if (need < b->n) luaL_error(L, "buffer size overflow");
     while (ncap < need) ncap = (ncap > ((size_t)-1) / 2) ? need : ncap * 2;
     np = (char *)f(ud, b->p, b->cap, ncap);
-    if (np == NULL) luaL_error(L, "not enough memory");
+    if (np == NULL) jr_nomem(L);
     b->p = np;
     b->cap = ncap;
   }
@@ -43,6 +57,7 @@ static char *buf_reserve (lua_State *L, Buf *b, size_t extra) {
 
 
 static void buf_add (lua_State *L, Buf *b, const char *s, size_t len) {
+  if (len == 0) return;  /* b->p may still be NULL: memcpy(NULL, s, 0) is UB */
   memcpy(buf_reserve(L, b, len), s, len);
   b->n += len;
 }

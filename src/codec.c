@@ -62,8 +62,8 @@ static lua_Integer opt_int (lua_State *L, const char *name, lua_Integer def,
   if (lua_isnil(L, -1)) v = def;
   else {
     lua_Number n = lua_tonumber(L, -1);
-    if (lua_type(L, -1) != LUA_TNUMBER || n != (lua_Number)(lua_Integer)n ||
-        n < (lua_Number)lo || n > (lua_Number)hi)
+    if (lua_type(L, -1) != LUA_TNUMBER || !(n >= (lua_Number)lo && n <= (lua_Number)hi) ||
+        n != (lua_Number)(lua_Integer)n)
       return luaL_error(L, "option '%s' must be an integer from %d to %d",
                         name, (int)(lo > 2147483647 ? 2147483647 : lo),
                         (int)(hi > 2147483647 ? 2147483647 : hi));
@@ -338,7 +338,7 @@ static int codec_result (lua_State *L) {
   luaL_checkany(L, 3);
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"result\":");
-  if (!encode_into(L, &C->out, 3, AMT, OMT, C->max_depth, &E))
+  if (!encode_into(L, &C->out, 3, AMT, OMT, C->max_depth - 1, &E))
     return encode_fail(L, &E);
   buf_addlit(L, &C->out, ",\"id\":");
   buf_add(L, &C->out, id, idlen);
@@ -355,7 +355,7 @@ static int codec_error (lua_State *L) {
   const char *msg = luaL_checklstring(L, 4, &mlen);
   Enc E;
   check_rawid(L, 2, id, idlen);
-  luaL_argcheck(L, code == (lua_Number)(long long)code, 3,
+  luaL_argcheck(L, fits_int64((double)code), 3,
                 "error code must be an integer");
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":");
@@ -368,7 +368,7 @@ static int codec_error (lua_State *L) {
   }
   if (!lua_isnoneornil(L, 5)) {
     buf_addlit(L, &C->out, ",\"data\":");
-    if (!encode_into(L, &C->out, 5, AMT, OMT, C->max_depth, &E))
+    if (!encode_into(L, &C->out, 5, AMT, OMT, C->max_depth - 2, &E))
       return encode_fail(L, &E);
   }
   buf_addlit(L, &C->out, "},\"id\":");
@@ -387,7 +387,7 @@ static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
     return 0;
   }
   buf_addlit(L, &C->out, ",\"params\":");
-  return encode_into(L, &C->out, arg, AMT, OMT, C->max_depth, E);
+  return encode_into(L, &C->out, arg, AMT, OMT, C->max_depth - 1, E);
 }
 
 

@@ -28,12 +28,13 @@
 /* core.encode(value [, max_depth]) -> json | nil, msg */
 static int core_encode (lua_State *L) {
   Codec *C = SCRATCH;
-  int depth = (int)luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
   Enc E;
   luaL_checkany(L, 1);
-  luaL_argcheck(L, depth >= 1, 2, "max_depth must be positive");
+  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
+                "max_depth must be from 1 to 1000");
   C->out.n = 0;
-  if (!encode_into(L, &C->out, 1, AMT, OMT, depth, &E))
+  if (!encode_into(L, &C->out, 1, AMT, OMT, (int)depth, &E))
     return encode_fail(L, &E);
   lua_pushlstring(L, C->out.p, C->out.n);
   if (C->out.cap > 65536) buf_free(L, &C->out);  /* keep no big scratch */
@@ -47,12 +48,12 @@ static int core_decode (lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
   const char *e = s + len, *p = skip_ws(s, e), *end;
-  int depth = (int)luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
   Scan S;
   luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
                 "max_depth must be from 1 to 1000");
   memset(&S, 0, sizeof(S));
-  S.max_depth = depth;
+  S.max_depth = (int)depth;
   end = scan_value(&S, p, e, 0);
   if (end != NULL && skip_ws(end, e) != e)
     end = scan_fail(&S, skip_ws(end, e), "trailing characters");

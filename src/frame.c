@@ -104,8 +104,10 @@ static int ndjson_next (Framer *F, const char **mp, const char **me,
     F->off = (size_t)(nl + 1 - F->in.p);
     F->scanned = 0;
     if (F->dropping) { F->dropping = 0; continue; }
-    if (blank(start, nl)) continue;
+    /* size first: a long line is too large even if blank, as it is while
+       it streams in, so the events do not depend on how bytes arrive */
     if ((size_t)(nl - start) > F->max_bytes) return too_large(F, ev);
+    if (blank(start, nl)) continue;
     *mp = start; *me = nl;
     return FR_MSG;
   }
@@ -191,21 +193,31 @@ static int end_of_headers (Framer *F, FrameEvent *ev) {
 }
 
 
+/* a line no header can be: reported once, the same however it arrives */
+static int long_line (FrameEvent *ev) {
+  return frame_event(ev, JR_PARSE_ERROR, "Parse error", 0,
+                     "skipped a line longer than %lu bytes", MAX_HEADER_LINE);
+}
+
+
 static int lsp_header (Framer *F, FrameEvent *ev) {
   char *start = F->in.p + F->off, *end = F->in.p + F->in.n;
   char *nl = memchr(start + F->scanned, '\n', (size_t)(end - start) - F->scanned);
   char *le;
   if (nl == NULL) {
     F->scanned = (size_t)(end - start);
-    if (F->scanned > MAX_HEADER_LINE) {  /* no header is that long: junk */
+    if (F->scanned > MAX_HEADER_LINE && !F->dropping) {  /* junk: drop it */
       F->dropping = 1;
       F->off = F->in.n; F->scanned = 0;
+      return long_line(ev);
     }
+    if (F->dropping) { F->off = F->in.n; F->scanned = 0; }
     return FR_MORE;
   }
   F->off = (size_t)(nl + 1 - F->in.p);
   F->scanned = 0;
   if (F->dropping) { F->dropping = 0; return FR_EVENT + 1; }
+  if ((size_t)(nl - start) > MAX_HEADER_LINE) return long_line(ev);
   le = (nl > start && nl[-1] == '\r') ? nl - 1 : nl;
   if (le == start) {  /* blank line */
     if (!F->in_headers) return FR_EVENT + 1;  /* stray blank line */
@@ -278,6 +290,7 @@ static int lsp_next (Framer *F, const char **mp, const char **me,
 /* the next message [*mp, *me), an event, or FR_MORE */
 static int frame_next (Framer *F, const char **mp, const char **me,
                        FrameEvent *ev) {
+  if (F->in.p == NULL) return FR_MORE;  /* nothing fed yet (no buffer) */
   return F->lsp ? lsp_next(F, mp, me, ev) : ndjson_next(F, mp, me, ev);
 }
 

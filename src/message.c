@@ -185,7 +185,8 @@ static void push_id (lua_State *L, MsgCtx *M, const Envelope *env) {
     lua_pushinteger(L, (lua_Integer)v);
   else {  /* fractional or huge: Lua sees a float; the reply echoes rawid */
     cJSON *n = cJSON_ParseWithLength(id->p, (size_t)(id->e - id->p));
-    lua_pushnumber(L, n ? (lua_Number)n->valuedouble : 0);
+    if (n == NULL) jr_nomem(L);  /* the token is valid: only memory fails */
+    lua_pushnumber(L, (lua_Number)n->valuedouble);
     cJSON_Delete(n);
   }
 }
@@ -199,11 +200,14 @@ static void push_id (lua_State *L, MsgCtx *M, const Envelope *env) {
 static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
   if (*id->p == '"' && memchr(id->p, '\\', (size_t)(id->e - id->p))) {
     Buf *b = M->scratch;
-    size_t n;
-    unescape_into(L, b, id->p, id->e);
-    n = b->n;  /* encode the decoded text after itself in the same buffer */
-    enc_string(L, b, b->p, n);
-    lua_pushlstring(L, b->p + n, b->n - n);
+    size_t len;
+    const char *s;
+    push_jstring(L, b, id->p, id->e);  /* the decoded text, as a Lua string */
+    s = lua_tolstring(L, -1, &len);    /* stable while on the stack */
+    b->n = 0;
+    enc_string(L, b, s, len);  /* valid UTF-8: it came from a valid token */
+    lua_pop(L, 1);
+    lua_pushlstring(L, b->p, b->n);
   }
   else lua_pushlstring(L, id->p, (size_t)(id->e - id->p));
 }
@@ -257,7 +261,7 @@ static const char *check_error_table (lua_State *L) {
   lua_Number c;
   lua_getfield(L, -1, "code");
   c = lua_tonumber(L, -1);
-  if (lua_type(L, -1) != LUA_TNUMBER || c != (lua_Number)(long long)c) {
+  if (lua_type(L, -1) != LUA_TNUMBER || !fits_int64((double)c)) {
     lua_pop(L, 1);
     return "error.code must be an integer";
   }

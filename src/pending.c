@@ -92,11 +92,6 @@ static void pd_free (lua_State *L, void *block, size_t size) {
 }
 
 
-/* same message and shape as lauxlib's own failed allocations */
-static int pd_memerror (lua_State *L) {
-  lua_pushliteral(L, "not enough memory");
-  return lua_error(L);
-}
 
 
 static int pd_typeerror (lua_State *L, int arg, const char *tname) {
@@ -307,7 +302,7 @@ static void pd_grow (lua_State *L, PdTable *p) {
     pd_free(L, order, ncap * sizeof(uint32_t));
     pd_free(L, due, ncap * sizeof(double));
     pd_free(L, bucket, nb * sizeof(uint32_t));
-    pd_memerror(L);
+    jr_nomem(L);
   }
   /* commit */
   if (p->count > 0)
@@ -464,7 +459,7 @@ static int pending_add (lua_State *L) {
   if (len > PD_SHORTKEY) {
     out = (char *)pd_realloc(L, NULL, 0, len);
     if (jr_unlikely(out == NULL))
-      pd_memerror(L);
+      jr_nomem(L);
     memcpy(out, key, len);
   }
   /* from here on nothing can fail */

@@ -11,7 +11,7 @@
 
 static void push_number (lua_State *L, double d) {
 #if !defined(JR_NO_INTEGERS)
-  if (d == (double)(lua_Integer)d && d >= -MAX_SAFE_INT && d <= MAX_SAFE_INT) {
+  if (d >= -MAX_SAFE_INT && d <= MAX_SAFE_INT && d == (double)(lua_Integer)d) {
     lua_pushinteger(L, (lua_Integer)d);
     return;
   }
@@ -79,7 +79,7 @@ static void push_json (lua_State *L, cJSON **slot, const char *p,
   }
   if (*slot != NULL) { cJSON_Delete(*slot); *slot = NULL; }
   *slot = cJSON_ParseWithLengthOpts(p, (size_t)(e - p), NULL, 0);
-  if (*slot == NULL) luaL_error(L, "not enough memory");
+  if (*slot == NULL) jr_nomem(L);
   push_tree(L, *slot, amt);
   cJSON_Delete(*slot);
   *slot = NULL;
