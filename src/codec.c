@@ -347,23 +347,38 @@ static int codec_result (lua_State *L) {
 }
 
 
+/* an error code: any Lua integer, or a float holding a 64-bit integer */
+static long long check_code (lua_State *L, int arg) {
+  lua_Number n;
+#if !defined(JR_NO_INTEGERS)
+  if (lua_isinteger(L, arg)) return (long long)lua_tointeger(L, arg);
+#endif
+  n = luaL_checknumber(L, arg);
+  luaL_argcheck(L, fits_int64((double)n), arg, "error code must be an integer");
+  return (long long)n;
+}
+
+
 static int codec_error (lua_State *L) {
   Codec *C = check_codec(L);
   size_t idlen, mlen;
   const char *id = luaL_checklstring(L, 2, &idlen);
-  lua_Number code = luaL_checknumber(L, 3);
+  long long code = check_code(L, 3);
   const char *msg = luaL_checklstring(L, 4, &mlen);
   Enc E;
   check_rawid(L, 2, id, idlen);
-  luaL_argcheck(L, fits_int64((double)code), 3,
-                "error code must be an integer");
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":");
-  enc_integer(L, &C->out, (long long)code);
+  enc_integer(L, &C->out, code);
   buf_addlit(L, &C->out, ",\"message\":");
   if (!enc_string(L, &C->out, msg, mlen)) {
     lua_pushnil(L);
     lua_pushliteral(L, "cannot encode an error message that is not valid UTF-8");
+    return 2;
+  }
+  if (C->max_depth < 2) {  /* the error object is a second level */
+    lua_pushnil(L);
+    lua_pushliteral(L, "nesting too deep");
     return 2;
   }
   if (!lua_isnoneornil(L, 5)) {

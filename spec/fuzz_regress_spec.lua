@@ -1,0 +1,338 @@
+-- Replays of the fuzz targets' inputs (fuzz/) through the same paths from Lua.
+--
+-- fuzz/regress/: inputs that made a target fail, each asserted to have its
+-- documented outcome (some bugs are undefined behaviour that only a
+-- sanitizer build sees: under the plain build those replays pass, under
+-- a sanitizer build of the core they must not crash).
+-- fuzz/corpus/: every seed through the codec under every profile and
+-- framing: only documented events, nothing raises.
+local core = require "jrpc.core"
+
+local unpack = table.unpack or unpack
+local mtype = math.type or function(x) return x % 1 == 0 and "integer" or "float" end
+
+local root = debug.getinfo(1, "S").source:match("^@(.-)spec[/\\]fuzz_regress_spec%.lua$")
+if root == nil or root == "" then root = "./" end
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function files(dir)
+  local out = {}
+  local p = assert(io.popen('ls "' .. root .. dir .. '" 2>/dev/null'))
+  for name in p:lines() do out[#out + 1] = name end
+  p:close()
+  table.sort(out)
+  return out
+end
+
+-- canonical text of a value: sorted keys, marker metatables, number subtypes
+local function dump(v)
+  local t = type(v)
+  if t == "table" then
+    local mt = getmetatable(v)
+    local tag = mt == nil and "-" or mt == core.array_mt and "A" or mt == core.object_mt and "O" or "?"
+    local items = {}
+    for k, x in pairs(v) do items[#items + 1] = dump(k) .. "=" .. dump(x) end
+    table.sort(items)
+    return "{" .. tag .. table.concat(items, ",") .. "}"
+  elseif t == "number" then
+    if v ~= v then return "fnan" end
+    return (mtype(v) == "integer" and "i" or "f") .. string.format("%.17g", v)
+  elseif t == "string" then
+    return "s" .. #v .. ":" .. v
+  elseif v == core.null then
+    return "null"
+  end
+  return tostring(v)
+end
+
+local counts = {request = 5, notification = 3, result = 4, error = 4, batch = 2, invalid = 6}
+local messages = {["Parse error"] = -32700, ["Invalid Request"] = -32600,
+  ["Message too large"] = -32600, ["Nesting too deep"] = -32600,
+  ["Batch too large"] = -32600, ["Batches are not allowed"] = -32600}
+
+-- an event as CORE_API.md documents it (kinds, counts, codes)
+local function check_event(ev, profile, in_batch)
+  local kind = ev[1]
+  assert(counts[kind], "unknown event kind " .. tostring(kind))
+  assert(ev.n == counts[kind], kind .. ": " .. ev.n .. " values")
+  if kind == "invalid" then
+    assert(messages[ev[3]] == ev[2], "invalid: " .. tostring(ev[2]) .. " " .. tostring(ev[3]))
+    assert(type(ev[4]) == "string" and type(ev[5]) == "boolean" and type(ev[6]) == "string")
+  elseif kind == "batch" then
+    assert(not in_batch and profile == "jsonrpc", "batch here")
+    assert(#ev[2] >= 1)
+    for _, item in ipairs(ev[2]) do check_event(item, profile, true) end
+  elseif kind == "request" or kind == "notification" then
+    assert(type(ev[2]) == "string", kind .. ": method")
+    assert(ev[3] == nil or type(ev[3]) == "table", kind .. ": params")
+  else
+    assert(type(ev[2]) == "string", kind .. ": rawid")
+  end
+end
+
+local function pack(...) return {n = select("#", ...), ...} end
+
+local interpreter = rawget(_G, "jit") and "luajit" or "lua5.4"
+
+-- run 'code' in a child interpreter with our module paths (a crash there
+-- fails one test instead of ending the run); returns its output and status
+local function in_child(lua, code, ...)
+  local tmp = os.tmpname()
+  local f = assert(io.open(tmp, "w"))
+  f:write(("package.path = %q\npackage.cpath = %q\n"):format(package.path, package.cpath), code)
+  f:close()
+  local args = {}
+  for i, a in ipairs({...}) do args[i] = ("%q"):format(a) end
+  local p = assert(io.popen(lua .. " " .. tmp .. " " .. table.concat(args, " ") .. ' 2>&1; echo "exit $?"'))
+  local out = p:read("*a")
+  p:close()
+  os.remove(tmp)
+  return (out:gsub("%s+$", ""))
+end
+
+-- codec:next() until nothing; each event checked and rendered
+local function drain(c, profile, out)
+  while true do
+    local ev = pack(c:next())
+    if ev[1] == nil then return out end
+    check_event(ev, profile)
+    local parts = {}
+    for i = 1, ev.n do parts[i] = dump(ev[i]) end
+    out[#out + 1] = table.concat(parts, " ")
+  end
+end
+
+-- the settings byte for max_message_bytes, as fuzz_framer reads it
+local function pick_bytes(b)
+  if b == 0 then return nil end
+  if b < 200 then return b end
+  return (b - 199) * 256
+end
+
+local profiles = {"jsonrpc", "mcp", "lsp"}
+
+-- fuzz_framer (fuzz/host.c): settings, chunk sizes, then the stream, fed
+-- whole and in those chunks; returns both renderings
+local function framer(input, framing)
+  local b = {input:byte(1, 5)}
+  for i = 1, 5 do b[i] = b[i] or 0 end
+  local nsizes = b[5] % 16
+  local sizes = {input:byte(6, 5 + nsizes)}
+  for i = 1, #sizes do sizes[i] = sizes[i] + 1 end
+  local stream = input:sub(6 + nsizes)
+  local opts = {framing = framing, profile = profiles[b[1] % 3 + 1],
+    max_message_bytes = pick_bytes(b[2]), max_depth = b[3] > 0 and b[3] or nil,
+    max_batch = b[4] > 0 and b[4] or nil}
+  local whole, pieces = core.codec(opts), core.codec(opts)
+  local a, c = {}, {}
+  if #stream > 0 then whole:feed(stream) end
+  drain(whole, opts.profile, a)
+  whole:finish()
+  drain(whole, opts.profile, a)
+  local off, k = 1, 0
+  while off <= #stream do
+    local n = #sizes > 0 and sizes[k % #sizes + 1] or 1
+    k = k + 1
+    pieces:feed(stream:sub(off, off + n - 1))
+    off = off + n
+    drain(pieces, opts.profile, c)
+  end
+  pieces:finish()
+  drain(pieces, opts.profile, c)
+  return a, c
+end
+
+-- fuzz_message (fuzz/fuzz_message.c): settings, then one message body,
+-- framed with Content-Length; returns its one event
+local function message(input)
+  local b = {input:byte(1, 5)}
+  for i = 1, 5 do b[i] = b[i] or 0 end
+  local body = input:sub(6)
+  local profile = profiles[b[1] % 3 + 1]
+  local c = core.codec{framing = "lsp", profile = profile,
+    max_depth = b[2] > 0 and b[2] or nil, max_batch = b[3] > 0 and b[3] or nil,
+    max_message_bytes = b[4] > 0 and 16 * b[4] or nil}
+  c:feed("Content-Length: " .. #body .. "\r\n\r\n" .. body)
+  c:finish()
+  local ev = pack(c:next())
+  check_event(ev, profile)
+  assert.are.equal(0, select("#", c:next()))
+  return ev
+end
+
+describe("fuzz regressions", function()
+  it("ndjson: an over-limit blank line gives the same events whole or in chunks", function()
+    -- max_message_bytes = 1, stream "  \n\255": the blank line is skipped when
+    -- it comes whole, but reported as "Message too large" when it streams in
+    local whole, pieces = framer(read(root .. "fuzz/regress/ndjson_blank_line_over_limit"), "ndjson")
+    assert.are.same(whole, pieces)
+  end)
+
+  it("lsp: a junk line past 8192 bytes gives the same events whole or in chunks", function()
+    -- a 9000-byte line that is no header, then a frame: whole, the line is
+    -- reported (Parse error, no reply); in 256-byte chunks it is dropped
+    -- silently once 8192 bytes came without a newline
+    local whole, pieces = framer(read(root .. "fuzz/regress/lsp_long_junk_line"), "lsp")
+    assert.are.same(whole, pieces)
+  end)
+
+  it("ndjson: next() before any feed gives nothing (UB in frame.c under UBSan)", function()
+    local c = core.codec{}
+    assert.are.equal(0, select("#", c:next()))
+    local whole, pieces = framer(read(root .. "fuzz/regress/ndjson_next_before_feed"), "ndjson")
+    assert.are.same({}, whole)
+    assert.are.same({}, pieces)
+  end)
+
+  it("ndjson: a key that starts with an escape (UB in buf.c under UBSan)", function()
+    local whole, pieces = framer(read(root .. "fuzz/regress/ndjson_unescape_into_empty_buffer"), "ndjson")
+    -- the line is {"\n" (an escaped key, then the end of input)
+    assert.are.same({"s7:invalid i-32700 s11:Parse error s4:null true s22:expected ':' at byte 6"}, whole)
+    assert.are.same(whole, pieces)
+  end)
+
+  it("ndjson: numbers past 2^63 decode as floats (UB in tolua.c under UBSan)", function()
+    local whole, pieces = framer(read(root .. "fuzz/regress/ndjson_params_huge_number"), "ndjson")
+    assert.are.same(whole, pieces)
+    local c = core.codec{}
+    c:feed('{"jsonrpc":"2.0","method":"m","params":[1e300, -1e300, 1e19]}\n')
+    local kind, _, params = c:next()
+    assert.are.equal("notification", kind)
+    assert.are.same({1e300, -1e300, 1e19}, {params[1], params[2], params[3]})
+    assert.are.equal(1e300, core.decode("1e300"))
+  end)
+end)
+
+describe("fuzz regressions: messages and writers", function()
+  it("a response's long escaped string id is matched by core.rawid(id) (heap use after free)", function()
+    -- push_match_id encoded the unescaped id from the scratch buffer into
+    -- the same buffer, which moved when it grew. This can crash the
+    -- interpreter, so it runs in a child process.
+    local ev = in_child(interpreter, [[
+      local core = require "jrpc.core"
+      local f = assert(io.open(arg[1], "rb"))
+      local body = f:read("*a"):sub(6)
+      f:close()
+      local id = "\195\169" .. string.rep("x", 200)
+      local c = core.codec{framing = "lsp"}
+      c:feed("Content-Length: " .. #body .. "\r\n\r\n" .. body)
+      local kind, rawid, result, got = c:next()
+      assert(kind == "result" and rawid == core.rawid(id) and result == 1 and got == id, "wrong rawid")
+      for _, n in ipairs({10, 100, 1000, 100000}) do
+        c = core.codec{}
+        local long = string.rep("y", n)
+        c:feed('{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":"\\n' .. long .. '"}\n')
+        kind, rawid = c:next()
+        assert(kind == "error" and rawid == core.rawid("\n" .. long), "wrong rawid at " .. n)
+      end
+      print("ok")
+    ]], root .. "fuzz/regress/message_response_long_escaped_id")
+    assert.are.equal("ok\nexit 0", ev)
+  end)
+
+  it("an error code past 2^63 is not an integer (UB in message.c under UBSan)", function()
+    local ev = message(read(root .. "fuzz/regress/message_error_code_huge"))
+    assert.are.same({"invalid", -32600, "Invalid Request", "1", false, "error.code must be an integer"},
+      {unpack(ev, 1, 6)})
+  end)
+
+  it("codec:error raises for a code of 2^63 (UB in codec.c under UBSan)", function()
+    -- fuzz/regress/encode_error_code_2p63: codec:error("5", 2^63, "m")
+    local c = core.codec{}
+    assert.has_error(function() c:error("5", 2 ^ 63, "m") end)
+    assert.has_error(function() c:error("5", 1e300, "m") end)
+    assert.has_error(function() c:error("5", 0 / 0, "m") end)
+    assert.has_error(function() c:error("5", math.huge, "m") end)
+  end)
+
+  it("codec:error takes any integer code, math.maxinteger included", function()
+    -- fuzz/regress/encode_error_code_maxinteger: the code was checked as a
+    -- double, and math.maxinteger rounds to 2^63, which is out of range
+    if rawget(_G, "jit") then return end  -- LuaJIT has no integer subtype
+    local c = core.codec{}
+    assert.are.equal('{"jsonrpc":"2.0","error":{"code":9223372036854775807,"message":"m"},"id":null}\n',
+      c:error("null", math.maxinteger, "m"))
+    assert.are.equal('{"jsonrpc":"2.0","error":{"code":-9223372036854775808,"message":"m"},"id":null}\n',
+      c:error("null", math.mininteger, "m"))
+  end)
+
+  it("a codec reads back what its writers wrote at its max_depth", function()
+    -- max_depth counts every container of a message, the envelope included
+    -- (and the error object around error data): the writers refuse exactly
+    -- what the reader of the same settings would refuse
+    for _, framing in ipairs({"ndjson", "lsp"}) do
+      local w = core.codec{framing = framing, max_depth = 4}
+      local r = core.codec{framing = framing, max_depth = 4}
+      r:feed(assert(w:result("1", {{{1}}})))
+      r:feed(assert(w:request("2", "m", {{{2}}})))
+      r:feed(assert(w:notification("n", {{{3}}})))
+      r:feed(assert(w:error("4", 1, "e", {{4}})))
+      local kinds = {}
+      for i = 1, 4 do kinds[i] = (r:next()) end
+      assert.are.same({"result", "request", "notification", "error"}, kinds)
+      assert.are.same({nil, "nesting too deep"}, {w:result("1", {{{{1}}}})})
+      assert.are.same({nil, "nesting too deep"}, {w:request("2", "m", {{{{2}}}})})
+      assert.are.same({nil, "nesting too deep"}, {w:error("4", 1, "e", {{{4}}})})
+    end
+  end)
+end)
+
+describe("fuzz regressions: a codec with max_depth = 1", function()
+  it("reads back the error responses it writes", function()
+    -- fuzz/regress/encode_error_max_depth_1: the error object is itself
+    -- nested in the envelope, so a codec with max_depth = 1 refused every
+    -- error response, its own included ("Nesting too deep")
+    for _, framing in ipairs({"ndjson", "lsp"}) do
+      local w = core.codec{framing = framing, max_depth = 1}
+      local r = core.codec{framing = framing, max_depth = 1}
+      local out = w:error("1", -32601, "Method not found")
+      if out ~= nil then  -- writing may refuse instead; writing what cannot be read may not
+        r:feed(out)
+        local kind, rawid, err = r:next()
+        assert.are.same({"error", "1", -32601}, {kind, rawid, err and err.code})
+      end
+    end
+  end)
+end)
+
+describe("fuzz corpus smoke test", function()
+  local targets = files("fuzz/corpus")
+  it("has seeds", function()
+    assert.is_true(#targets >= 4)
+  end)
+  for _, target in ipairs(targets) do
+    for _, name in ipairs(files("fuzz/corpus/" .. target)) do
+      it(target .. "/" .. name .. " gives documented events under every profile", function()
+        local data = read(root .. "fuzz/corpus/" .. target .. "/" .. name)
+        for _, framing in ipairs({"ndjson", "lsp"}) do
+          for _, profile in ipairs(profiles) do
+            local c = core.codec{framing = framing, profile = profile}
+            local out = {}
+            -- the raw bytes, also as one LSP body so every seed is decoded
+            c:feed(data)
+            drain(c, profile, out)
+            c:finish()
+            drain(c, profile, out)
+            if framing == "lsp" then
+              c = core.codec{framing = framing, profile = profile}
+              c:feed("Content-Length: " .. #data .. "\r\n\r\n" .. data)
+              c:finish()
+              assert.is_true(#drain(c, profile, {}) == 1)
+            end
+          end
+        end
+        if target == "fuzz_ndjson" or target == "fuzz_lsp" then
+          local whole, pieces = framer(data, target == "fuzz_lsp" and "lsp" or "ndjson")
+          assert.are.same(whole, pieces)
+        end
+        assert.is_true(unpack({true}))
+      end)
+    end
+  end
+end)
