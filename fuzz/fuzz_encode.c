@@ -669,6 +669,8 @@ static void fuzz_writer (lua_State *L, Input *in, int mode, int max_depth,
         raises = 1;  /* not an integer, or not one of 64 bits */
       else icode = (lua_Integer)d;
     }
+    if (icode < -9007199254740992LL || icode > 9007199254740992LL)
+      raises = 1;  /* codes must read back exactly everywhere: within 2^53 */
     code = lua_gettop(L);
     push_string(L, in);
     msg = lua_gettop(L);
@@ -679,7 +681,11 @@ static void fuzz_writer (lua_State *L, Input *in, int mode, int max_depth,
   build(L, &B, 0);  /* the result, the error data or the params */
   value = lua_gettop(L);
   if (mode != 1 && lua_isnil(L, value)) value = 0;  /* absent */
-  if (value != 0) {
+  if (mode == 2 && depth < 2) {  /* the error object itself is too deep */
+    ok = 0;
+    P.reasons |= R_DEEP;
+  }
+  else if (value != 0) {
     if (mode >= 3 && !lua_istable(L, value)) ok = 0;
     /* the value nests inside the envelope (and error data inside the
        error object): the writer leaves room for them, so that a codec

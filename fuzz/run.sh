@@ -39,12 +39,12 @@ for t in "$@"; do
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -n 1)
+  cov=$(grep -a -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -n 1)
   printf 'fuzz_%s: %s executions, %s exec/s, %s (exit %d)\n' \
     "$t" "${execs:-?}" "${rate:-?}" "${cov:-cov: ? ft: ?}" "$rc"
   if [ "$rc" != 0 ]; then
     echo "fuzz_$t: FAILED; log $log, input in $bin/artifacts/:"
-    grep -v '^#[0-9]' "$log" | tail -n 40
+    grep -a -v '^#[0-9]' "$log" | tail -n 40
     failed="$failed fuzz_$t"
   fi
 done

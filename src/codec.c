@@ -347,15 +347,24 @@ static int codec_result (lua_State *L) {
 }
 
 
-/* an error code: any Lua integer, or a float holding a 64-bit integer */
+/*
+** An error code: an integer within ±2^53, so that every reader (a double in
+** cJSON, in JavaScript, in LuaJIT) gets back exactly the code we wrote.
+*/
 static long long check_code (lua_State *L, int arg) {
-  lua_Number n;
+  long long v;
 #if !defined(JR_NO_INTEGERS)
-  if (lua_isinteger(L, arg)) return (long long)lua_tointeger(L, arg);
+  if (lua_isinteger(L, arg)) v = (long long)lua_tointeger(L, arg);
+  else
 #endif
-  n = luaL_checknumber(L, arg);
-  luaL_argcheck(L, fits_int64((double)n), arg, "error code must be an integer");
-  return (long long)n;
+  {
+    lua_Number n = luaL_checknumber(L, arg);
+    luaL_argcheck(L, fits_int64((double)n), arg, "error code must be an integer");
+    v = (long long)n;
+  }
+  luaL_argcheck(L, v >= -9007199254740992LL && v <= 9007199254740992LL, arg,
+                "error code must be within 2^53");
+  return v;
 }
 
 
