@@ -14,13 +14,8 @@
 
 -- Find the repository from this script's own path, so it runs from a
 -- checkout with no environment variables set.
-local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
-local root = script_dir .. "/.."
-local abi = rawget(_G, "jit") and "jit" or "5.4"
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
--- JRPC_CPATH_5_4 / JRPC_CPATH_JIT: another build of the core (see spec/helper.lua)
-package.cpath = (os.getenv(abi == "jit" and "JRPC_CPATH_JIT" or "JRPC_CPATH_5_4")
-  or root .. "/build/" .. abi .. "/?.so") .. ";" .. package.cpath
+local script_dir = debug.getinfo(1, "S").source:match("^@(.*)[/\\][^/\\]*$") or "."
+dofile(script_dir .. "/paths.lua")  -- lua/ and build/ of this checkout
 
 local jrpc = require "jrpc"
 

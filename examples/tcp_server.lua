@@ -6,13 +6,8 @@
 -- --port 0 picks a free port. Prints "listening on 127.0.0.1:PORT" to
 -- stderr once it accepts connections; each connection is its own peer.
 -- Runs until killed. Needs luv.
-local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
-local root = script_dir .. "/.."
-local abi = rawget(_G, "jit") and "jit" or "5.4"
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
--- JRPC_CPATH_5_4 / JRPC_CPATH_JIT: another build of the core (see spec/helper.lua)
-package.cpath = (os.getenv(abi == "jit" and "JRPC_CPATH_JIT" or "JRPC_CPATH_5_4")
-  or root .. "/build/" .. abi .. "/?.so") .. ";" .. package.cpath
+local script_dir = debug.getinfo(1, "S").source:match("^@(.*)[/\\][^/\\]*$") or "."
+dofile(script_dir .. "/paths.lua")  -- lua/ and build/ of this checkout
 
 local jrpc = require "jrpc"
 
