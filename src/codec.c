@@ -13,7 +13,7 @@
 #define DEFAULT_MAX_DEPTH  128
 #define DEFAULT_MAX_BATCH  1000
 #define DEPTH_CEILING      1000    /* cJSON's own nesting limit */
-#define HEAD  32                   /* room kept for a Content-Length header */
+#define HEAD  48  /* room for "Content-Length: " + 20 digits + CRLFCRLF */
 
 typedef struct Codec {
   Framer F;
@@ -311,12 +311,15 @@ static int out_push (lua_State *L, Codec *C, int bare) {
     buf_addc(L, b, '\n');
     lua_pushlstring(L, b->p + HEAD, len + 1);
   }
-  else {
-    char h[HEAD];
-    int hn = snprintf(h, sizeof(h), "Content-Length: %lu\r\n\r\n",
-                      (unsigned long)len);
-    memcpy(b->p + HEAD - hn, h, (size_t)hn);
-    lua_pushlstring(L, b->p + HEAD - hn, len + (size_t)hn);
+  else {  /* write the header right to left, just before the body */
+    static const char name[] = "Content-Length: ";
+    char *p = b->p + HEAD;
+    size_t n = len;
+    *--p = '\n'; *--p = '\r'; *--p = '\n'; *--p = '\r';
+    do { *--p = (char)('0' + n % 10); n /= 10; } while (n != 0);
+    p -= sizeof(name) - 1;
+    memcpy(p, name, sizeof(name) - 1);
+    lua_pushlstring(L, p, (size_t)(b->p + HEAD - p) + len);
   }
   return 1;
 }
