@@ -3,9 +3,10 @@
 # FUZZ_SECONDS (default 60), one after the other (never two at once), and
 # print per target: executions, exec/s, coverage (cov: edges, ft: features).
 #
-# The seeds of fuzz/corpus/<target>/ are copied into the working corpus
+# The seeds of fuzz/corpus/<target>/ and the past crashes of
+# fuzz/regress/<target>_* are copied into the working corpus
 # build/fuzz/corpus/<target>/ (kept between runs, never committed), so the
-# repository's corpus is not modified. A crash, leak, timeout or invariant
+# repository's files are not modified. A crash, leak, timeout or invariant
 # violation leaves its input in build/fuzz/artifacts/ and the run fails
 # (libFuzzer's exit status is not 0); the last lines of the log are shown.
 # Run from the repository root (the Makefile does).
@@ -32,6 +33,7 @@ for t in "$@"; do
   log=$bin/fuzz_$t.log
   mkdir -p "$work" "$bin/artifacts"
   cp -p fuzz/corpus/fuzz_$t/* "$work"/ 2>/dev/null
+  cp -p fuzz/regress/"$t"_* "$work"/ 2>/dev/null  # past crashes: replayed first
   echo "== fuzz_$t: ${seconds}s, corpus $work ($(ls "$work" | wc -l) files)"
   "$exe" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
     -rss_limit_mb=2048 -max_len="$(max_len "$t")" -dict=fuzz/json.dict \
