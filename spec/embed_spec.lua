@@ -3,12 +3,7 @@
 -- through jrpc.uv's loop:pump(budget). `make test` builds it first.
 local BINARY = "build/embed"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local slurp = dofile("spec/files.lua").read
 
 local function exists(path)
   local f = io.open(path, "rb")

@@ -7,13 +7,7 @@
 local is_jit = rawget(_G, "jit") ~= nil
 local INTERP = is_jit and "luajit" or "lua5.4"
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  os.remove(path)
-  return s
-end
+local slurp = dofile("spec/files.lua").take
 
 -- Run `body` (Lua source) in a child; returns exit status, stdout, stderr.
 local function child(body)

@@ -125,18 +125,8 @@ local function split_lsp(out)
   return msgs
 end
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function write_file(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local files = dofile("spec/files.lua")
+local slurp, write_file = files.read, files.write
 
 -- Run the example server; returns exit status, stdout, stderr.
 local function run_server(interpreter, args, input)

@@ -24,18 +24,8 @@ jrpc.stdio.serve{
 io.stderr:write("served\n")
 ]]
 
-local function write_file(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local files = dofile("spec/files.lua")
+local slurp, write_file = files.read, files.write
 
 local server_path = os.tmpname()
 write_file(server_path, SERVER)

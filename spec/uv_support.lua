@@ -5,6 +5,7 @@ local jrpc = require "jrpc"
 local uv = require "luv"
 
 local M = {}
+local slurp = dofile("spec/files.lua").take
 
 local function pack(...) return { n = select("#", ...), ... } end
 
@@ -95,13 +96,6 @@ function M.shell(cmd)
   local p = assert(io.popen(("( %s ) > %s 2> %s; echo $?"):format(cmd, out, err)))
   local status = tonumber(p:read("*a"))
   p:close()
-  local function slurp(path)
-    local f = assert(io.open(path, "rb"))
-    local s = f:read("*a")
-    f:close()
-    os.remove(path)
-    return s
-  end
   return status, slurp(out), slurp(err), M.since(t0)
 end
 
