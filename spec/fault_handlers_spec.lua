@@ -77,7 +77,7 @@ describe("fault: handlers that never return", function()
       local never_called = 0
       local child, tap = child_peer{ never = function()
         never_called = never_called + 1
-        coroutine.yield()  -- waits for nothing
+        require("jrpc.workers").wait()  -- a jrpc wait nothing will end
       end }
       assert.are.equal("timeout", child.peer:request("ask_never", { timeout = 0.1 }, { timeout = 5 }))
       assert.are.equal(1, never_called)

@@ -345,9 +345,10 @@ describe("requests", function()
     local peer, out = capture()
     assert.is_true(peer:notify("n", { a = 1 }))
     assert.same({ '{"jsonrpc":"2.0","method":"n","params":{"a":1}}\n' }, out)
-    local ok, msg = peer:notify("n", { print })
+    local ok, err = peer:notify("n", { print })
     assert.is_nil(ok)
-    assert.is_string(msg)
+    assert.same({ code = "encode", message = "params could not be encoded: cannot encode a function" }, err)
+    assert.equal(require("jrpc.errors").metatable, getmetatable(err))
   end)
 
   it("drop responses that match nothing, and count them", function()
@@ -381,7 +382,7 @@ end)
 
 describe("invalid messages", function()
   it("are answered only when the codec says a reply is due, and always logged", function()
-    local peer, out, logs = capture()
+    local peer, out, logs = capture{ role = "server" }
     peer:receive(line '{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":1}'
       .. line '{"jsonrpc":"2.0","result":1}'
       .. line '{"jsonrpc":"1.0","method":"x","id":3}')
@@ -523,7 +524,9 @@ describe("close", function()
     assert.equal("connection closed", got.message)
     local r = spawn(function() return peer:request("m", nil) end)
     assert.equal("closed", r()[2].code)
-    assert.same({ nil, "closed" }, { peer:notify("n") })
+    local ok, err = peer:notify("n")
+    assert.is_nil(ok)
+    assert.same({ code = "closed", message = "connection closed" }, err)
     assert.same({}, out)
   end)
 
@@ -682,7 +685,7 @@ describe("profile lsp", function()
   end)
 
   it("refuses incoming batches", function()
-    local peer, out = capture{ profile = "lsp" }
+    local peer, out = capture{ profile = "lsp", role = "server" }
     peer:receive(frame '[{"jsonrpc":"2.0","method":"m","id":1}]')
     assert.same({ frame '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Batches are not allowed"},"id":null}' }, out)
   end)

@@ -86,11 +86,12 @@ for _, interpreter in ipairs{ "lua5.4", "luajit" } do
       assert.equal("served\n", stderr)
     end)
 
-    it("settles a request still waiting at EOF with closed, writing nothing more", function()
+    it("at EOF settles a call back still waiting with closed, and its handler still answers", function()
       local status, stdout, stderr = serve(interpreter, "ndjson",
         '{"jsonrpc":"2.0","method":"ask","id":"q"}\n')
       assert.equal(0, status, stderr)
-      assert.equal('{"jsonrpc":"2.0","method":"client/name","params":["?"],"id":1}\n', stdout)
+      assert.equal('{"jsonrpc":"2.0","method":"client/name","params":["?"],"id":1}\n'
+        .. '{"jsonrpc":"2.0","result":null,"id":"q"}\n', stdout)
       assert.equal("ask: jrpc error closed: connection closed\nserved\n", stderr)
     end)
 

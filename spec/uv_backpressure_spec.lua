@@ -50,9 +50,9 @@ describe("jrpc.uv write queue bound", function()
         local _, err = child.peer:request("update", { BIG })
         assert.are.equal("busy", err.code)
       end
-      local ok, msg = child.peer:notify("update", { BIG })
+      local ok, err = child.peer:notify("update", { BIG })
       assert.is_nil(ok)
-      assert.are.equal("busy: " .. failure.message, msg)
+      assert.are.same({ code = "busy", message = failure.message }, err)
       local answers = child.peer:batch{ { "update", { 1 } }, { "update", { 2 }, notify = true } }
       assert.are.equal("busy", answers[1].error.code)
       assert.are.equal(queued, child:write_queue_size())

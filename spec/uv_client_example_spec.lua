@@ -55,7 +55,7 @@ describe("examples/client.lua", function()
     assert.truthy(lines[1]:match("^request 1 failed: wrong result: %-?%d+ %- %-?%d+ gave 1$"), lines[1])
     assert.are.same({ "request 2 failed: timeout", "request 3 failed: not sent: an earlier request timed out",
       "0 ok, 3 failed" }, { lines[2], lines[3], lines[4] })
-    assert.truthy(err:find("invalid message: -32700 Parse error", 1, true), err)
+    assert.truthy(err:find("dropped input that is not a valid message: -32700 Parse error", 1, true), err)
   end)
 
   it("rejects bad arguments with status 2", function()

@@ -101,8 +101,8 @@ describe("jrpc.uv TCP", function()
       local server = start_server({ port = 0 }, { framing = "lsp" })
       local conn = assert(loop:connect{ port = server.port, framing = "lsp" })
       local bytes = {}
-      local send = conn.peer._send
-      conn.peer._send = function(b) bytes[#bytes + 1] = b; return send(b) end
+      local send
+      send = conn.peer._out:set_send(function(b) bytes[#bytes + 1] = b; return send(b) end)
       assert.are.equal(5, conn.peer:request("subtract", { 7, 2 }))
       local body = '{"jsonrpc":"2.0","method":"subtract","params":[7,2],"id":1}'
       assert.are.equal("Content-Length: " .. #body .. "\r\n\r\n" .. body, bytes[1])

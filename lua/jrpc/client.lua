@@ -2,30 +2,33 @@
 -- and settling them. Every pending request settles exactly once: by its
 -- reply, its deadline, a cancel, or close.
 --
--- Bookkeeping per pending request, indexed by the slot `core.pending` gives:
---   _waiters[slot]  the coroutine to resume, the callback to call, or the
---                   state of the batch the request belongs to
---   _ids[slot]      our id (the Lua value), for the cancel notification
---   _members[slot]  the request's position in its batch
+-- This module owns the calls state (`peer._calls`): the core pending table
+-- and, per pending request, indexed by the slot `core.pending` gives:
+--   waiters[slot]  the coroutine to wake, the callback to call, or the
+--                  state of the batch the request belongs to
+--   ids[slot]      our id (the Lua value), for the cancel notification
+--   members[slot]  the request's position in its batch
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local workers = require "jrpc.workers"
-local output = require "jrpc.output"
 
-local yield, running, status = coroutine.yield, coroutine.running, coroutine.status
-local isyieldable = coroutine.isyieldable
+local status = coroutine.status
 local rawid_of = core.rawid
-local write = output.write
-local resume = workers.resume
+local current, wait, wake_co = workers.current, workers.wait, workers.wake
 
 local M = {}
 
--- The running coroutine if we may yield from here, else nil.
-local function current_coroutine()
-  local co, main = running()
-  if co == nil or main then return nil end
-  if isyieldable and not isyieldable() then return nil end
-  return co
+--- The calls state of a new peer.
+---@param opts table  peer options: max_pending, timeout, clock
+function M.new(opts)
+  return {
+    pending = core.pending{ max_pending = opts.max_pending },
+    waiters = {}, ids = {}, members = {},
+    early = {},          -- settlements that came before their coroutine waited
+    next_id = 1,
+    deadlines = false,   -- some request has a deadline: check them on reads
+    timeout = opts.timeout, clock = opts.clock or core.now,
+  }
 end
 
 -- Deliver a settlement to whoever waits. A coroutine that is not suspended
@@ -34,9 +37,9 @@ end
 local function wake(peer, waiter, err, result)
   if type(waiter) == "thread" then
     if status(waiter) == "suspended" then
-      resume(peer, waiter, err, result)
+      wake_co(waiter, peer._log, err, result)
     else
-      peer._early[waiter] = { err = err, result = result }
+      peer._calls.early[waiter] = { err = err, result = result }
     end
   elseif waiter ~= nil then
     local ok, msg = pcall(waiter, err, result)
@@ -49,16 +52,15 @@ local function member_settled(peer, state)
   if state.remaining == 0 then wake(peer, state.waiter, nil, state.results) end
 end
 
-local function settle_member(peer, state, index, err, result)
-  state.results[index] = err and { error = err } or { result = result }
-  member_settled(peer, state)
-end
-
 -- Settle the request in `slot` (already removed from the pending table).
 local function settle(peer, slot, err, result)
-  local waiter, index = peer._waiters[slot], peer._members[slot]
-  peer._waiters[slot], peer._ids[slot], peer._members[slot] = nil, nil, nil
-  if index then return settle_member(peer, waiter, index, err, result) end
+  local calls = peer._calls
+  local waiter, index = calls.waiters[slot], calls.members[slot]
+  calls.waiters[slot], calls.ids[slot], calls.members[slot] = nil, nil, nil
+  if index then
+    waiter.results[index] = err and { error = err } or { result = result }
+    return member_settled(peer, waiter)
+  end
   wake(peer, waiter, err, result)
 end
 
@@ -68,14 +70,14 @@ end
 
 --- A success response arrived.
 function M.result(peer, rawid, result)
-  local slot = peer._pending:settle(rawid)
+  local slot = peer._calls.pending:settle(rawid)
   if slot == nil then return unmatched(peer, rawid) end
   settle(peer, slot, nil, result)
 end
 
 --- An error response arrived.
 function M.error(peer, rawid, err)
-  local slot = peer._pending:settle(rawid)
+  local slot = peer._calls.pending:settle(rawid)
   if slot == nil then return unmatched(peer, rawid) end
   settle(peer, slot, errors.adopt(err))
 end
@@ -84,19 +86,42 @@ end
 --- error): settle the request with code "invalid_response" rather than
 --- leaving it to time out.
 function M.broken(peer, rawid, detail)
-  local slot = peer._pending:settle(rawid)
+  local slot = peer._calls.pending:settle(rawid)
   if slot == nil then return end
   settle(peer, slot, errors.new("invalid_response", "invalid response: " .. tostring(detail)))
 end
 
-local function await(peer, co)
-  local early = peer._early[co]
+-- Tell the other side we no longer wait for `id`.
+local function send_cancel(peer, id, reason)
+  local profile = peer._profile
+  local params = { [profile.cancel_key] = id }
+  if profile.send_reason then params.reason = reason end
+  local bytes = peer._codec:notification(profile.cancel_method, params)
+  if bytes then peer._out:write(bytes) end
+end
+
+-- Wait in `co` for the request in `rawid` to settle. A resume by anything
+-- but jrpc (another scheduler) gives the request up: it is cancelled, so
+-- it still settles exactly once, and the caller learns why.
+local function await(peer, co, rawid)
+  local calls = peer._calls
+  local early = calls.early[co]
   local err, result
   if early then
-    peer._early[co] = nil
+    calls.early[co] = nil
     err, result = early.err, early.result
   else
-    err, result = yield()  -- resumed by wake()
+    local woken
+    woken, err, result = wait()
+    if not woken then
+      local slot = rawid and calls.pending:cancel(rawid)
+      if slot then
+        send_cancel(peer, calls.ids[slot], "interrupted")
+        calls.waiters[slot], calls.ids[slot], calls.members[slot] = nil, nil, nil
+      end
+      err = errors.new("interrupted", "the waiting coroutine was resumed by something "
+        .. "other than jrpc (another scheduler?); the request was cancelled")
+    end
   end
   if err ~= nil then return nil, err end
   return result
@@ -109,18 +134,20 @@ local function fail(peer, callback, err)
 end
 
 local function deadline_of(peer, opts)
+  local calls = peer._calls
   local timeout = opts and opts.timeout
-  if timeout == nil then timeout = peer._timeout end
+  if timeout == nil then timeout = calls.timeout end
   if not timeout then return nil end
   if type(timeout) ~= "number" then error("timeout must be a number of seconds", 4) end
-  peer._deadlines = true  -- receive checks deadlines from now on
-  return peer._clock() + timeout
+  calls.deadlines = true  -- receive checks deadlines from now on
+  return calls.clock() + timeout
 end
 
 -- Pick an id and a pending slot: the caller's id, or the next counter value
 -- that is not in flight. Returns id, rawid, slot or id, rawid, nil, why.
 local function reserve(peer, chosen, deadline)
-  local pending = peer._pending
+  local calls = peer._calls
+  local pending = calls.pending
   if chosen ~= nil then
     local rawid = rawid_of(chosen)
     local slot, why = pending:add(rawid, deadline)
@@ -130,8 +157,8 @@ local function reserve(peer, chosen, deadline)
     return chosen, rawid, slot, why
   end
   while true do
-    local id = peer._next_id
-    peer._next_id = id + 1
+    local id = calls.next_id
+    calls.next_id = id + 1
     local rawid = rawid_of(id)
     local slot, why = pending:add(rawid, deadline)
     if slot ~= nil or why ~= "duplicate id" then return id, rawid, slot, why end
@@ -144,9 +171,14 @@ local function check_call(method, callback)
     error("callback must be a function", 4)
   end
   if callback == nil then
-    return current_coroutine()
-      or error("outside a coroutine a callback is required", 4)
+    return current() or error("outside a coroutine a callback is required", 4)
   end
+end
+
+-- Why nothing can be sent now (a jrpc.Error), or nil.
+local function refusal(peer)
+  if peer._closed then return errors.closed(peer._close_reason) end
+  if peer._busy then return errors.busy(peer._busy) end
 end
 
 --- Send a request. In a coroutine without callback: waits, returns
@@ -161,35 +193,37 @@ function M.request(peer, method, params, opts, callback)
   if type(opts) == "function" then opts, callback = nil, opts end
   if opts ~= nil and type(opts) ~= "table" then error("opts must be a table", 3) end
   local co = check_call(method, callback)
-  if peer._closed then return fail(peer, callback, errors.closed(peer._close_reason)) end
-  if peer._busy then return fail(peer, callback, errors.busy(peer._busy)) end
+  local refused = refusal(peer)
+  if refused then return fail(peer, callback, refused) end
+  local calls = peer._calls
   local id, rawid, slot, why = reserve(peer, opts and opts.id, deadline_of(peer, opts))
   if slot == nil then return fail(peer, callback, errors.too_many_pending(why)) end
   local bytes, msg = peer._codec:request(rawid, method, params)
   if bytes == nil then
-    peer._pending:cancel(rawid)
+    calls.pending:cancel(rawid)
     return fail(peer, callback, errors.encode(msg))
   end
-  peer._waiters[slot], peer._ids[slot] = co or callback, id
-  write(peer, bytes)
+  calls.waiters[slot], calls.ids[slot] = co or callback, id
+  peer._out:write(bytes)
   if co == nil then return id end
-  return await(peer, co)
+  return await(peer, co, rawid)
 end
 
---- Send a notification. Returns true, or nil, msg (closed, or params that
---- cannot be encoded).
+--- Send a notification. Returns true, or `nil, err` with a jrpc.Error
+--- (code "closed", "busy" or "encode"), the same shape as `request`.
 function M.notify(peer, method, params)
   if type(method) ~= "string" then error("method must be a string", 3) end
-  if peer._closed then return nil, "closed" end
-  if peer._busy then return nil, "busy: " .. peer._busy end
+  local refused = refusal(peer)
+  if refused then return nil, refused end
   local bytes, msg = peer._codec:notification(method, params)
-  if bytes == nil then return nil, msg end
-  write(peer, bytes)
+  if bytes == nil then return nil, errors.encode(msg) end
+  peer._out:write(bytes)
   return true
 end
 
 -- One batch member: a request whose answer lands in state.results[index].
 local function add_member(peer, state, call, deadline)
+  local calls = peer._calls
   local index = #state.results + 1
   state.results[index] = false  -- keeps the position until it settles
   local id, rawid, slot, why = reserve(peer, nil, deadline)
@@ -199,11 +233,11 @@ local function add_member(peer, state, call, deadline)
   end
   local json, msg = peer._codec:request(rawid, call[1], call[2], true)
   if json == nil then
-    peer._pending:cancel(rawid)
+    calls.pending:cancel(rawid)
     state.results[index] = { error = errors.encode(msg) }
     return nil
   end
-  peer._waiters[slot], peer._ids[slot], peer._members[slot] = state, id, index
+  calls.waiters[slot], calls.ids[slot], calls.members[slot] = state, id, index
   state.remaining = state.remaining + 1
   return json
 end
@@ -254,65 +288,78 @@ function M.batch(peer, calls, callback)
   local co = check_call("batch", callback)
   -- waiters get (err, result); a batch callback gets just the answers
   local waiter = co or function(_, answers) return callback(answers) end
-  if peer._closed or peer._busy then
-    local err = peer._closed and errors.closed(peer._close_reason) or errors.busy(peer._busy)
-    local results = failed_results(calls, err)
+  local refused = refusal(peer)
+  if refused then
+    local results = failed_results(calls, refused)
     if callback then wake(peer, waiter, nil, results) end
     return results
   end
   local state = { results = {}, remaining = 1, waiter = waiter }
   local parts = batch_parts(peer, calls, state)
-  if parts[1] then write(peer, peer._codec:frame("[" .. table.concat(parts, ",") .. "]")) end
+  if parts[1] then peer._out:write(peer._codec:frame("[" .. table.concat(parts, ",") .. "]")) end
   -- the 1 we started with kept a fast reply from completing a half-built batch
   member_settled(peer, state)
-  if co then return await(peer, co) end
-end
-
-local function send_cancel(peer, id, reason)
-  local profile = peer._profile
-  local params = { [profile.cancel_key] = id }
-  if profile.send_reason then params.reason = reason end
-  local bytes = peer._codec:notification(profile.cancel_method, params)
-  if bytes then write(peer, bytes) end
+  if co then return await(peer, co, nil) end
 end
 
 --- Cancel one of our requests: it settles now with code "cancelled" and the
 --- other side is told. Returns false when the id is not in flight.
 function M.cancel(peer, id, reason)
-  local slot = peer._pending:cancel(rawid_of(id))
+  local calls = peer._calls
+  local slot = calls.pending:cancel(rawid_of(id))
   if slot == nil then return false end
-  send_cancel(peer, peer._ids[slot], reason)
+  send_cancel(peer, calls.ids[slot], reason)
   settle(peer, slot, errors.cancelled(reason))
   return true
 end
 
 --- Expire what is due, cheaply: receive calls this once timeouts were used.
 function M.check_deadlines(peer)
-  local deadline = peer._pending:next_deadline()
-  if deadline == nil then peer._deadlines = false
-  elseif deadline <= peer._clock() then M.expire(peer) end
+  local calls = peer._calls
+  if not calls.deadlines then return end
+  local deadline = calls.pending:next_deadline()
+  if deadline == nil then calls.deadlines = false
+  elseif deadline <= calls.clock() then M.expire(peer) end
 end
 
 --- Settle every request whose deadline is past; tell the other side we gave up.
 function M.expire(peer, now)
-  now = now or peer._clock()
-  local pending = peer._pending
+  local calls = peer._calls
+  now = now or calls.clock()
+  local pending = calls.pending
   while true do
     local slot = pending:next_expired(now)
     if slot == nil then return end
-    send_cancel(peer, peer._ids[slot], "timeout")
+    send_cancel(peer, calls.ids[slot], "timeout")
     settle(peer, slot, errors.timeout())
   end
 end
 
+--- The earliest deadline of our pending requests (clock seconds), or nil.
+function M.next_deadline(peer)
+  local calls = peer._calls
+  if not calls.deadlines then return nil end
+  return calls.pending:next_deadline()
+end
+
+--- Seconds on the peer's clock.
+function M.now(peer)
+  return peer._calls.clock()
+end
+
 --- Settle everything still pending with code "closed".
 function M.settle_all(peer, reason)
-  local pending = peer._pending
+  local pending = peer._calls.pending
   while true do
     local slot = pending:pop()
     if slot == nil then return end
     settle(peer, slot, errors.closed(reason))
   end
+end
+
+--- Counters of the pending table.
+function M.stats(peer)
+  return peer._calls.pending:stats()
 end
 
 return M

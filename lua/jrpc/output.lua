@@ -1,49 +1,83 @@
---- Outgoing bytes. While the peer is inside `receive` (or `tick`/`finish`),
--- writes are collected and handed to `send` once, concatenated, at the end:
--- one transport write per read instead of one per reply.
+--- Outgoing bytes of a peer. While the peer is inside a read (`receive`,
+-- `tick`, `finish`), writes are held and handed to `send` once,
+-- concatenated, when the outermost read ends: one transport write per read
+-- instead of one per reply. This module alone owns that state.
 local concat = table.concat
 
 local M = {}
 
---- Queue bytes for the transport (or send them now when not collecting).
---- Nothing is written after close.
----@param peer table
+---@class jrpc.Output
+local Output = {}
+Output.__index = Output
+
+--- An output writing through `send(bytes)`.
+---@param send fun(bytes: string)
+---@return jrpc.Output
+function M.new(send)
+  return setmetatable({ send = send, parts = {}, n = 0, depth = 0, closed = false }, Output)
+end
+
+--- Queue bytes (or send them now when no read is under way). Nothing is
+--- written once the output is closed.
 ---@param bytes string
-function M.write(peer, bytes)
-  if peer._closed then return end
-  if peer._depth > 0 then
-    local n = peer._nout + 1
-    peer._nout = n
-    peer._out[n] = bytes
+function Output:write(bytes)
+  if self.closed then return end
+  if self.depth > 0 then
+    local n = self.n + 1
+    self.n, self.parts[n] = n, bytes
   else
-    peer._send(bytes)
+    self.send(bytes)
   end
 end
 
---- Hand everything collected to `send` in one call.
----@param peer table
-function M.flush(peer)
-  local n = peer._nout
+--- Hand everything held to `send` in one call (also after close: what was
+--- written before the close still goes out).
+function Output:flush()
+  local n = self.n
   if n == 0 then return end
-  local out = peer._out
-  local bytes = n == 1 and out[1] or concat(out, "", 1, n)
-  for i = 1, n do out[i] = nil end
-  peer._nout = 0
-  peer._send(bytes)
+  local parts = self.parts
+  local bytes = n == 1 and parts[1] or concat(parts, "", 1, n)
+  for i = 1, n do parts[i] = nil end
+  self.n = 0
+  self.send(bytes)
 end
 
---- Run `fn(peer, arg)` with writes collected; the outermost call flushes.
---- An error still flushes and resets the state before it propagates.
----@param peer table
----@param fn fun(peer: table, arg: any)
----@param arg any
-function M.collect(peer, fn, arg)
-  local depth = peer._depth
-  peer._depth = depth + 1
-  local ok, err = pcall(fn, peer, arg)
-  peer._depth = depth
-  if depth == 0 then M.flush(peer) end
+--- Hold writes until the matching `release` (calls nest). Pair them so
+--- that nothing between can skip the release: see `collect`.
+function Output:hold()
+  self.depth = self.depth + 1
+end
+
+--- End a `hold`; the outermost one flushes.
+function Output:release()
+  local depth = self.depth - 1
+  self.depth = depth
+  if depth == 0 then self:flush() end
+end
+
+--- Run `fn(a, b)` with writes held. Whatever `fn` raises, the hold ends
+--- (flushing what was held) before the error propagates.
+---@param fn fun(a: any, b: any)
+function Output:collect(fn, a, b)
+  self:hold()
+  local ok, err = pcall(fn, a, b)
+  self:release()
   if not ok then error(err, 0) end
+end
+
+--- Write nothing more (what is held can still be flushed).
+function Output:close()
+  self.closed = true
+end
+
+--- Replace the function bytes go to (for taps in tests and transports that
+--- wrap a peer); returns the previous one.
+---@param send fun(bytes: string)
+---@return fun(bytes: string)
+function Output:set_send(send)
+  local old = self.send
+  self.send = send
+  return old
 end
 
 return M

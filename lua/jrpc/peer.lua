@@ -1,13 +1,21 @@
 --- A JSON-RPC peer: one end of a connection, both client and server.
 -- Transport-agnostic: feed it bytes with `receive`, it writes through `send`.
+--
+-- A peer is made of parts, each the one owner of its state:
+--   _codec  (jrpc.core codec)  framing, decoding, encoding
+--   _out    (jrpc.output)      outgoing bytes, held during a read
+--   _pool   (jrpc.workers)     worker coroutines
+--   _calls  (jrpc.client)      our requests: pending table, waiters, ids
+--   _srv    (jrpc.server)      handlers, handlers that wait, counters
+-- and this module owns the rest: open/closed, busy, the log hook.
 local core = require "jrpc.core"
 local profiles = require "jrpc.profiles"
 local decls = require "jrpc.params"
 local output = require "jrpc.output"
+local workers = require "jrpc.workers"
 local server = require "jrpc.server"
 local client = require "jrpc.client"
 
-local collect = output.collect
 local dispatch = server.dispatch
 
 local M = {}
@@ -29,13 +37,30 @@ function Peer:receive(bytes)
   dispatch(self)
 end
 
---- The input ended: decode what is left, then close(reason).
+--- The input ended: decode what is left, then close with `reason` -- at
+--- once when no handler is still working (returns true). Else our own
+--- requests settle now with code "closed" (no reply can come any more), so
+--- handlers waiting on them go on and answer, and the peer closes once no
+--- handler waits, by itself or when the transport calls `close` after its
+--- grace period (returns false). `on_closed()` is called once the peer has
+--- closed, either way.
 ---@param reason? string  default "connection closed"
-function Peer:finish(reason)
-  if self._closed then return end
+---@param on_closed? fun()
+---@return boolean closed
+function Peer:finish(reason, on_closed)
+  if self._closed then
+    if on_closed then on_closed() end
+    return true
+  end
+  reason = reason or "connection closed"
+  self._on_closed = on_closed
   self._codec:finish()
   dispatch(self)
-  self:close(reason or "connection closed")
+  if server.waiting(self) == 0 then self:close(reason) end
+  if self._closed then return true end
+  self._out:collect(client.settle_all, self, reason)
+  server.when_idle(self, function() self:close(reason) end)
+  return self._closed
 end
 
 --- Bytes still needed to complete the current LSP body, or 0 (read a line).
@@ -43,8 +68,6 @@ end
 function Peer:want()
   return self._codec:want()
 end
-
--- }======================================================================
 
 -- {======================================================================
 -- Handlers
@@ -63,7 +86,7 @@ function Peer:method(name, fn, decl)
     if not decls.is_decl(decl) then decl = decls.declare(decl) end
     fn = decl:wrap(fn)
   end
-  self._handlers[name] = fn
+  server.add(self, name, fn)
   return self
 end
 
@@ -86,7 +109,9 @@ end
 --- In a coroutine (no callback): waits; returns `result`, or `nil, err`.
 --- Otherwise `callback(err, result)` is required and the id is returned.
 --- `err` is a jrpc.Error: numeric code from the other side, or a local
---- string code "timeout" | "cancelled" | "closed" | "too_many_pending" | "encode" | "busy".
+--- string code "timeout" | "cancelled" | "closed" | "too_many_pending" | "encode" | "busy"
+--- | "interrupted" (the waiting coroutine was resumed by another scheduler:
+--- the request is cancelled).
 ---@param method string
 ---@param params any
 ---@param opts? {timeout?: number, id?: integer|string}  `id` must not be in flight (raises)
@@ -96,11 +121,12 @@ function Peer:request(method, params, opts, callback)
   return client.request(self, method, params, opts, callback)
 end
 
---- Send a notification. Returns true, or `nil, msg`.
+--- Send a notification. Returns true, or `nil, err` with a jrpc.Error whose
+--- code is "closed", "busy" or "encode" (the same shape as `request`).
 ---@param method string
 ---@param params any
 ---@return boolean|nil ok
----@return string|nil msg
+---@return jrpc.Error|nil err
 function Peer:notify(method, params)
   return client.notify(self, method, params)
 end
@@ -128,16 +154,21 @@ end
 ---@param now? number  default: clock()
 ---@return number|nil next_deadline
 function Peer:tick(now)
-  collect(self, client.expire, now)
-  return self._pending:next_deadline()
+  self._out:collect(client.expire, self, now)
+  return client.next_deadline(self)
 end
 
 --- The earliest deadline of our pending requests (clock seconds), or nil.
 --- Transports that drive deadlines with a timer ask after each write.
 ---@return number|nil
 function Peer:next_deadline()
-  if not self._deadlines then return nil end
-  return self._pending:next_deadline()
+  return client.next_deadline(self)
+end
+
+--- Seconds on the peer's clock (option `clock`, default `core.now`).
+---@return number
+function Peer:now()
+  return client.now(self)
 end
 
 --- Mark the transport busy (its write queue is full): while `reason` is set,
@@ -149,23 +180,58 @@ function Peer:set_busy(reason)
   self._busy = reason
 end
 
+--- Why the peer is busy (see `set_busy`), or nil.
+---@return string|nil
+function Peer:busy()
+  return self._busy
+end
+
 --- Close: every pending request settles with code "closed", handlers still
 --- waiting can no longer answer, later requests fail at once. Idempotent.
 ---@param reason? string
 function Peer:close(reason)
   if self._closed then return end
   self._closed, self._close_reason = true, reason
+  self._out:close()
   server.abandon_all(self)
+  -- the transport learns first, so a request settled below sees it closed
+  local on_closed = self._on_closed
+  self._on_closed = nil
+  if on_closed then on_closed() end
   client.settle_all(self, reason)
 end
 
+--- True once closed.
+---@return boolean
+function Peer:closed()
+  return self._closed
+end
+
+--- Hand what a read under way holds to `send` now (a transport that closes
+--- in the middle of a read).
+function Peer:flush()
+  self._out:flush()
+end
+
+--- Log through the peer's `on_error` hook.
+---@param msg string
+function Peer:log(msg)
+  self._log(msg)
+end
+
+--- The log function itself (for transports that report on the peer's behalf).
+---@return fun(msg: string)
+function Peer:logger()
+  return self._log
+end
+
 --- Counters: pending, unmatched, settled, expired, max_pending (from the
---- pending table), handled, invalid, failed, in_flight, idle_workers, closed.
+--- pending table), handled, invalid, failed, in_flight (handlers that
+--- wait), idle_workers, closed.
 ---@return table
 function Peer:stats()
-  local s = self._pending:stats()
-  s.handled, s.invalid, s.failed = self._handled, self._invalid, self._failed
-  s.in_flight, s.idle_workers, s.closed = self._ninflight, self._nidle, self._closed
+  local s = server.stats(self, client.stats(self))
+  s.idle_workers, s.closed = self._pool.nidle, self._closed
   return s
 end
 
@@ -191,6 +257,14 @@ local function check_options(opts)
   if opts.on_error ~= nil and type(opts.on_error) ~= "function" then
     error("jrpc.peer: option on_error must be a function", 3)
   end
+  if opts.role ~= nil and opts.role ~= "client" and opts.role ~= "server" then
+    error("jrpc.peer: option role must be \"client\" or \"server\"", 3)
+  end
+  -- an error reply is two levels deep: a smaller limit could answer nothing
+  local depth = opts.max_depth
+  if depth ~= nil and (type(depth) ~= "number" or depth < 2) then
+    error("jrpc.peer: option max_depth must be at least 2 (an error reply nests two levels)", 3)
+  end
   return profile
 end
 
@@ -206,6 +280,8 @@ end
 ---@field max_pending? integer       passed to the core pending table
 ---@field debug? boolean             -32603 replies carry the Lua error text and traceback in `data`
 ---@field on_error? fun(msg: string) log hook (default: io.stderr)
+---@field role? "client"|"server"   a client never answers input it cannot decode
+---                                  (default: client when it has no handlers)
 ---@field clock? fun(): number       seconds, for deadlines (default core.now)
 ---@field methods? table<string, function>  handlers to register at once
 
@@ -214,19 +290,16 @@ end
 function M.new(opts)
   local profile = check_options(opts)
   local peer = setmetatable({
-    _send = opts.send, _profile = profile, _strip_meta = profile.meta,
+    _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,
+    _log = safe_logger(opts.on_error or default_on_error),
     _codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
       max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,
       max_batch = opts.max_batch },
-    _pending = core.pending{ max_pending = opts.max_pending },
-    _clock = opts.clock or core.now, _timeout = opts.timeout, _debug = opts.debug == true,
-    _log = safe_logger(opts.on_error or default_on_error),
-    _handlers = {}, _next_id = 1,
-    _waiters = {}, _ids = {}, _members = {}, _early = {},
-    _inflight = {}, _ninflight = 0, _idle = {}, _nidle = 0, _dispatcher = false, _running = nil,
-    _out = {}, _nout = 0, _depth = 0, _closed = false, _deadlines = false, _busy = nil,
-    _handled = 0, _invalid = 0, _failed = 0,
+    _out = output.new(opts.send),
+    _calls = client.new(opts),
+    _srv = server.new(opts, profile),
   }, Peer)
+  peer._pool = workers.new(peer._log, function(ctx) server.foreign(peer, ctx) end)
   if opts.methods then peer:methods(opts.methods) end
   return peer
 end

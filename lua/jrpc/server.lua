@@ -1,17 +1,16 @@
 --- The answering side of a peer: dispatch of incoming requests,
 -- notifications and batches to handlers, each in a worker coroutine, and
 -- their replies. Replies echo the request's id text (`rawid`) byte for byte.
+--
+-- This module owns the serving state (`peer._srv`): the handlers, the
+-- handlers that wait (in flight), the dispatching worker and the counters.
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
-local workers = require "jrpc.workers"
-local output = require "jrpc.output"
 local client = require "jrpc.client"
 
 local null = core.null
 local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
-local write, flush = output.write, output.flush
-local run_job, take, start_job = workers.run, workers.take, workers.start
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -20,6 +19,28 @@ local METHOD_NOT_FOUND, INTERNAL_ERROR = codes.METHOD_NOT_FOUND, codes.INTERNAL_
 local REQUEST_CANCELLED = codes.REQUEST_CANCELLED
 
 local M = {}
+
+--- The serving state of a new peer.
+---@param opts table  peer options: debug, role
+---@param profile table
+function M.new(opts, profile)
+  return {
+    handlers = {},
+    waiting = {},         -- contexts whose handlers wait (requests and notifications)
+    nwaiting = 0,
+    by_id = {},           -- the waiting request handlers by id (for cancels)
+    dispatcher = false,   -- the worker draining the codec
+    running = nil,        -- the context the dispatcher runs in place
+    on_idle = nil,        -- called once no handler waits (finish)
+    handled = 0, invalid = 0, failed = 0,
+    debug = opts.debug == true, strip_meta = profile.meta, role = opts.role,
+  }
+end
+
+--- Register a handler (already wrapped by its params declaration).
+function M.add(peer, name, fn)
+  peer._srv.handlers[name] = fn
+end
 
 ---@class jrpc.Context
 ---@field id integer|string|nil  the request id (nil for a notification)
@@ -44,24 +65,27 @@ local function member_done(peer, batch)
   local remaining = batch.remaining - 1
   batch.remaining = remaining
   if remaining == 0 and batch.n > 0 then
-    write(peer, peer._codec:frame("[" .. concat(batch, ",", 1, batch.n) .. "]"))
+    peer._out:write(peer._codec:frame("[" .. concat(batch, ",", 1, batch.n) .. "]"))
   end
 end
 
 local function deliver(peer, ctx, json)
   local batch = ctx._batch
-  if batch == nil then return write(peer, json) end
+  if batch == nil then return peer._out:write(json) end
   batch[ctx._index] = json
   member_done(peer, batch)
 end
 
+-- An error reply that can always be written: without its data if the data
+-- cannot be encoded, as -32603 if even that fails (the codec refuses limits
+-- under which an error without data cannot be written).
 local function encode_error(peer, ctx, code, message, data)
   local codec, rawid, unframed = peer._codec, ctx._rawid, ctx._batch ~= nil
   local json, msg = codec:error(rawid, code, message, data, unframed)
   if json then return json end
   peer._log(("error reply for %q could not be encoded (%s); sent without data"):format(ctx.method, msg))
   json = codec:error(rawid, code, message, nil, unframed)
-  return json or codec:error(rawid, INTERNAL_ERROR, "Internal error", nil, unframed)
+  return json or assert(codec:error(rawid, INTERNAL_ERROR, "Internal error", nil, unframed))
 end
 
 local function answer_error(peer, ctx, code, message, data)
@@ -70,15 +94,10 @@ end
 
 local function answer_result(peer, ctx, value)
   if value == nil then value = null end
-  local json, msg
-  if ctx._batch == nil then
-    json, msg = peer._codec:result(ctx._rawid, value)
-  else
-    json, msg = peer._codec:result(ctx._rawid, value, true)
-  end
+  local json, msg = peer._codec:result(ctx._rawid, value, ctx._batch ~= nil)
   if json then return deliver(peer, ctx, json) end
   peer._log(("result of %q could not be encoded: %s"):format(ctx.method, msg))
-  answer_error(peer, ctx, INTERNAL_ERROR, "Internal error", peer._debug and msg or nil)
+  answer_error(peer, ctx, INTERNAL_ERROR, "Internal error", peer._srv.debug and msg or nil)
 end
 
 -- A raised jrpc error goes to the wire as is; anything else is a bug in the
@@ -89,35 +108,78 @@ local function answer_failure(peer, ctx, err)
     if type(message) ~= "string" then message = "Server error" end
     return answer_error(peer, ctx, err.code, message, err.data)
   end
-  peer._failed = peer._failed + 1
+  local srv = peer._srv
+  srv.failed = srv.failed + 1
   peer._log(("method %q failed: %s"):format(ctx.method, tostring(err)))
-  answer_error(peer, ctx, INTERNAL_ERROR, "Internal error", peer._debug and tostring(err) or nil)
+  answer_error(peer, ctx, INTERNAL_ERROR, "Internal error", srv.debug and tostring(err) or nil)
 end
 
 -- }======================================================================
 
 -- {======================================================================
--- Handlers in flight (only those that wait: a cancel can reach no other)
+-- Handlers that wait (a cancel can reach no other; finish waits for them)
 -- =======================================================================
 
-local function track(peer, ctx)
+local function track(peer, co, ctx)
+  local srv = peer._srv
   ctx._waiting = true
-  peer._inflight[ctx.id] = ctx
-  peer._ninflight = peer._ninflight + 1
+  srv.waiting[ctx] = true
+  if ctx._rawid ~= nil then srv.by_id[ctx.id] = ctx end
+  srv.nwaiting = srv.nwaiting + 1
+  peer._pool:park(co, ctx)
 end
 
 local function untrack(peer, ctx)
+  local srv = peer._srv
   ctx._waiting = false
-  if peer._inflight[ctx.id] == ctx then peer._inflight[ctx.id] = nil end
-  peer._ninflight = peer._ninflight - 1
+  srv.waiting[ctx] = nil
+  if ctx.id ~= nil and srv.by_id[ctx.id] == ctx then srv.by_id[ctx.id] = nil end
+  local n = srv.nwaiting - 1
+  srv.nwaiting = n
+  if n == 0 and srv.on_idle then
+    local on_idle = srv.on_idle
+    srv.on_idle = nil
+    on_idle()
+  end
+end
+
+--- Number of handlers that wait.
+function M.waiting(peer)
+  return peer._srv.nwaiting
+end
+
+--- Call `fn()` once no handler waits (now, if none does).
+function M.when_idle(peer, fn)
+  local srv = peer._srv
+  if srv.nwaiting == 0 then return fn() end
+  srv.on_idle = fn
 end
 
 --- The peer is closing: handlers still waiting can no longer answer.
 function M.abandon_all(peer)
-  for _, ctx in pairs(peer._inflight) do
+  local srv = peer._srv
+  for ctx in pairs(srv.waiting) do
     ctx._cancelled, ctx._waiting = true, false
   end
-  peer._inflight, peer._ninflight = {}, 0
+  srv.waiting, srv.by_id, srv.nwaiting, srv.on_idle = {}, {}, 0, nil
+end
+
+--- A waiting handler's worker yielded to another scheduler: jrpc can never
+--- resume it, so its request is answered -32603 now (and never again).
+function M.foreign(peer, ctx)
+  local what = ctx._rawid and "request" or "notification"
+  peer._log(("%s %q: its handler yielded to another scheduler; a jrpc handler may wait "
+    .. "only in jrpc calls (peer:request, loop:sleep, ...)%s"):format(what, ctx.method,
+    ctx._rawid and "; answered -32603" or ""))
+  local cancelled = ctx._cancelled
+  ctx._cancelled = true  -- should it ever run on, it answers nothing
+  if ctx._waiting then untrack(peer, ctx) end
+  local srv = peer._srv
+  srv.failed = srv.failed + 1
+  if ctx._rawid ~= nil and not cancelled then
+    answer_error(peer, ctx, INTERNAL_ERROR, "Internal error",
+      srv.debug and "handler yielded to another scheduler" or nil)
+  end
 end
 
 -- }======================================================================
@@ -126,7 +188,8 @@ end
 local function conclude(peer, ctx, ok, result)
   if ctx._rawid == nil then  -- a notification: nobody to tell
     if not ok then
-      peer._failed = peer._failed + 1
+      local srv = peer._srv
+      srv.failed = srv.failed + 1
       peer._log(("notification %q failed: %s"):format(ctx.method, tostring(result)))
     end
   elseif ctx._cancelled then  -- already answered (or silenced) by the cancel
@@ -143,7 +206,7 @@ end
 local function serve(fn, params, ctx)
   local peer = ctx.peer
   local ok, result
-  if peer._debug then
+  if peer._srv.debug then
     ok, result = xpcall(fn, traceback, params, ctx)
   else
     ok, result = pcall(fn, params, ctx)
@@ -152,16 +215,18 @@ local function serve(fn, params, ctx)
   if ok and ctx._batch == nil and ctx._rawid ~= nil and not ctx._cancelled then
     if result == nil then result = null end
     local json = codec_result(peer._codec, ctx._rawid, result)
-    if json then  -- inlined write(peer, json): the common case, collecting
-      local n = peer._nout + 1
-      if peer._depth > 0 and not peer._closed then
-        peer._nout, peer._out[n] = n, json
-        return
-      end
-      return write(peer, json)
-    end
+    if json then return peer._out:write(json) end
   end
   conclude(peer, ctx, ok, result)
+end
+
+-- What to do with a worker after its start (or a wake) came back.
+local function after_start(peer, co, ctx, outcome)
+  if outcome == "waiting" then
+    track(peer, co, ctx)
+  elseif outcome == "foreign" then
+    M.foreign(peer, ctx)
+  end
 end
 
 -- Start a handler: in place when we are the dispatching worker (the
@@ -169,12 +234,12 @@ end
 -- of its own (batch members).
 local function start(peer, fn, params, ctx, inplace)
   if inplace then
-    peer._running = ctx
+    peer._srv.running = ctx
     return serve(fn, params, ctx)
   end
-  if run_job(peer, serve, fn, params, ctx) and ctx._rawid ~= nil then
-    track(peer, ctx)  -- the handler waits; a cancel may come meanwhile
-  end
+  local pool = peer._pool
+  local co = pool:take()
+  after_start(peer, co, ctx, pool:start(co, serve, fn, params, ctx))
 end
 
 -- Profile mcp: `_meta` travels beside the params, not in them.
@@ -188,7 +253,8 @@ end
 --- An incoming request (or a batch member: `batch`, `index` say where its
 --- reply goes; `inplace`: run it on the dispatching worker).
 function M.request(peer, method, params, id, rawid, batch, index, inplace)
-  peer._handled = peer._handled + 1
+  local srv = peer._srv
+  srv.handled = srv.handled + 1
   local ctx
   if batch == nil then
     ctx = setmetatable({ id = id, method = method, peer = peer, _rawid = rawid }, Ctx)
@@ -196,8 +262,8 @@ function M.request(peer, method, params, id, rawid, batch, index, inplace)
     ctx = setmetatable({ id = id, method = method, peer = peer, _rawid = rawid,
       _batch = batch, _index = index }, Ctx)
   end
-  if peer._strip_meta then ctx.meta = split_meta(params) end
-  local fn = peer._handlers[method]
+  if srv.strip_meta then ctx.meta = split_meta(params) end
+  local fn = srv.handlers[method]
   if fn == nil then
     return answer_error(peer, ctx, METHOD_NOT_FOUND, "Method not found")
   end
@@ -207,7 +273,7 @@ end
 local function on_cancel(peer, params)
   if type(params) ~= "table" then return end
   local id = params[peer._profile.cancel_key]
-  local ctx = id ~= nil and peer._inflight[id]
+  local ctx = id ~= nil and peer._srv.by_id[id]
   if not ctx then return end  -- finished already or unknown: races are normal
   ctx._cancelled = true
   untrack(peer, ctx)
@@ -223,9 +289,10 @@ end
 
 --- An incoming notification: never answered, whatever happens.
 function M.notification(peer, method, params, inplace)
-  peer._handled = peer._handled + 1
+  local srv = peer._srv
+  srv.handled = srv.handled + 1
   if method == peer._profile.cancel_method then return on_cancel(peer, params) end
-  local fn = peer._handlers[method]
+  local fn = srv.handlers[method]
   if fn == nil then
     if not is_quiet(peer, method) then
       peer._log(("notification %q has no handler; dropped"):format(method))
@@ -233,13 +300,29 @@ function M.notification(peer, method, params, inplace)
     return
   end
   local ctx = setmetatable({ method = method, peer = peer }, Ctx)
-  if peer._strip_meta then ctx.meta = split_meta(params) end
+  if srv.strip_meta then ctx.meta = split_meta(params) end
   start(peer, fn, params, ctx, inplace)
 end
 
---- A message the codec rejected; answered only when the codec says so.
+-- Does this peer answer input it cannot decode? A client does not: a
+-- server that logs to stdout would get an error response for each log line
+-- (many such servers crash on that). `role` says; by default a peer without
+-- handlers is a client.
+local function answers_invalid(srv)
+  if srv.role ~= nil then return srv.role ~= "client" end
+  return next(srv.handlers) ~= nil
+end
+
+--- A message the codec rejected; answered only when the codec says so and
+--- this peer serves.
 function M.invalid(peer, code, message, rawid, reply, detail, batch)
-  peer._invalid = peer._invalid + 1
+  local srv = peer._srv
+  srv.invalid = srv.invalid + 1
+  if reply and not answers_invalid(srv) then
+    peer._log(("dropped input that is not a valid message: %d %s%s (a client does not answer it)")
+      :format(code, message, detail and ": " .. tostring(detail) or ""))
+    return
+  end
   peer._log(("invalid message: %d %s%s (id %s)%s"):format(code, message,
     detail and ": " .. tostring(detail) or "", rawid, reply and "" or "; not answered"))
   if not reply then
@@ -247,7 +330,7 @@ function M.invalid(peer, code, message, rawid, reply, detail, batch)
     if rawid ~= "null" then client.broken(peer, rawid, detail) end
     return
   end
-  if batch == nil then return write(peer, peer._codec:error(rawid, code, message)) end
+  if batch == nil then return peer._out:write(peer._codec:error(rawid, code, message)) end
   batch.n = batch.n + 1
   batch[batch.n] = peer._codec:error(rawid, code, message, nil, true)
 end
@@ -304,46 +387,66 @@ end
 -- The dispatching worker's job: the message already decoded, then the rest.
 -- The common case, a request for a known method, is inlined.
 local function drain(peer, me, kind, a, b, c, d, e)
-  local codec, handlers = peer._codec, peer._handlers
+  local codec, srv = peer._codec, peer._srv
+  local handlers = srv.handlers
   while true do
     local fn = kind == "request" and handlers[a]
-    if fn and not peer._strip_meta then
-      peer._handled = peer._handled + 1
+    if fn and not srv.strip_meta then
+      srv.handled = srv.handled + 1
       local ctx = setmetatable({ id = c, method = a, peer = peer, _rawid = d }, Ctx)
-      peer._running = ctx
+      srv.running = ctx
       serve(fn, b, ctx)
     else
       act(peer, kind, a, b, c, d, e)
     end
-    if peer._dispatcher ~= me or peer._closed then return end
+    if srv.dispatcher ~= me or peer._closed then return end
     kind, a, b, c, d, e = codec_next(codec)
     if kind == nil then return end
   end
 end
 
---- Act on every complete message the codec holds; what they write goes to
---- `send` in one call at the end (unless this is nested in another read).
---- A read with no complete message costs no coroutine switch.
-function M.dispatch(peer)
-  local outer_dispatcher, outer_running = peer._dispatcher, peer._running
-  local codec = peer._codec
-  peer._depth = peer._depth + 1
-  if peer._deadlines then client.check_deadlines(peer) end
+-- Every complete message the codec holds, each on the dispatching worker.
+local function dispatch_all(peer)
+  local codec, srv, pool = peer._codec, peer._srv, peer._pool
+  client.check_deadlines(peer)
   while not peer._closed do
     local kind, a, b, c, d, e = codec_next(codec)
-    if kind == nil then break end
-    local co = take(peer)
-    peer._dispatcher, peer._running = co, nil
-    if not start_job(peer, co, drain, peer, co, kind, a, b, c, d, e) then break end
-    local ctx = peer._running  -- its handler waits: track it, drain on
-    if ctx ~= nil and ctx._rawid ~= nil and not ctx._waiting then track(peer, ctx) end
+    if kind == nil then return end
+    local co = pool:take()
+    srv.dispatcher, srv.running = co, nil
+    local outcome = pool:start(co, drain, peer, co, kind, a, b, c, d, e)
+    -- done: the worker drained the codec; else it stopped inside a handler
+    -- (that waits, yielded elsewhere or failed) and another worker drains on
+    if outcome == "done" then return end
+    local ctx = srv.running
+    if ctx ~= nil then after_start(peer, co, ctx, outcome) end
   end
-  peer._dispatcher, peer._running = outer_dispatcher, outer_running
-  local depth = peer._depth - 1
-  peer._depth = depth
-  if depth == 0 then flush(peer) end
+end
+
+--- Act on every complete message the codec holds; what they write goes to
+--- `send` in one call at the end (unless this is nested in another read).
+--- Whatever raises on the way (a clock, a memory error), the serving state
+--- and the output are restored before the error propagates, so the next
+--- read is answered as usual.
+function M.dispatch(peer)
+  local srv = peer._srv
+  local outer_dispatcher, outer_running = srv.dispatcher, srv.running
+  local out = peer._out
+  out:hold()
+  local ok, err = pcall(dispatch_all, peer)
+  srv.dispatcher, srv.running = outer_dispatcher, outer_running
+  out:release()
+  if not ok then error(err, 0) end
 end
 
 -- }======================================================================
+
+--- Counters: handled, invalid, failed, in_flight (handlers that wait).
+function M.stats(peer, into)
+  local srv = peer._srv
+  into.handled, into.invalid, into.failed = srv.handled, srv.invalid, srv.failed
+  into.in_flight = srv.nwaiting
+  return into
+end
 
 return M

@@ -138,7 +138,7 @@ function Loop:sleep(seconds)
     self.events = self.events + 1
     co.resume(waiter)
   end, "sleep")
-  coroutine.yield()
+  co.wait("sleep")
 end
 
 -- }======================================================================

@@ -1,20 +1,83 @@
---- A pool of worker coroutines.
+--- Worker coroutines, and the one rule for waiting inside them.
+--
 -- Handlers run in coroutines so they may wait for a reply from the other
 -- side. Creating a coroutine per message is too slow, so a worker whose job
--- finished without waiting goes back to the pool; a worker whose job waits
+-- finished without waiting goes back to its pool; a worker whose job waits
 -- stays with it, and the next job gets another worker.
+--
+-- Every wait of jrpc's own yields the private WAIT marker, and every wake-up
+-- resumes with the private WAKE marker first. So a resume site can tell a
+-- worker that waits for jrpc from one whose handler yielded to another
+-- scheduler (copas, cqueues, an editor's own waits: "foreign"), and a wait
+-- can tell jrpc's wake-up from a resume by someone else.
 local create, resume, yield = coroutine.create, coroutine.resume, coroutine.yield
+local running, isyieldable = coroutine.running, coroutine.isyieldable
 local status = coroutine.status
 local traceback = debug.traceback
 
 local M = {}
 
--- Yielded by a worker between jobs. Private: no other yield can be equal to
--- it, so "yielded IDLE" means "finished its job", anything else "waiting".
-local IDLE = setmetatable({}, { __tostring = function() return "jrpc.IDLE" end })
-M.IDLE = IDLE
+local function marker(name)
+  return setmetatable({}, { __tostring = function() return name end })
+end
 
-local MAX_IDLE = 16  -- idle workers kept per peer; more are left to the GC
+-- Yielded by a worker between jobs: "finished its job".
+local IDLE = marker("jrpc.IDLE")
+-- Yielded by every jrpc wait: "waiting for jrpc to wake me".
+local WAIT = marker("jrpc.WAIT")
+-- Passed first by every jrpc wake-up.
+local WAKE = marker("jrpc.WAKE")
+
+local MAX_IDLE = 16  -- idle workers kept per pool; more are left to the GC
+
+-- {======================================================================
+-- Waiting (any coroutine: a worker or the user's own)
+-- =======================================================================
+
+--- The running coroutine if we may yield from here (not the main one), else nil.
+---@return thread|nil
+function M.current()
+  local co, main = running()
+  if co == nil or main then return nil end
+  if isyieldable and not isyieldable() then return nil end
+  return co
+end
+
+--- Wait until `wake(co, ...)`: returns true, ... ; or false when something
+--- other than jrpc resumed the coroutine (then nothing else is returned).
+---@return boolean woken
+local function woken(tag, ...)
+  if tag ~= WAKE then return false end
+  return true, ...
+end
+
+function M.wait()
+  return woken(yield(WAIT))
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- A pool of workers
+-- =======================================================================
+
+---@class jrpc.Pool
+local Pool = {}
+Pool.__index = Pool
+
+-- Workers that wait in a jrpc wait, by coroutine: their pool and the job's
+-- context (weak: a worker nobody will wake is left to the GC).
+local parked_pool = setmetatable({}, { __mode = "k" })
+local parked_job = setmetatable({}, { __mode = "k" })
+
+--- A pool whose failures are reported through `log(msg)`; `on_foreign(job)`
+--- is called with a parked job whose worker yielded to another scheduler.
+---@param log fun(msg: string)
+---@param on_foreign fun(job: any)
+---@return jrpc.Pool
+function M.new(log, on_foreign)
+  return setmetatable({ idle = {}, nidle = 0, log = log, on_foreign = on_foreign }, Pool)
+end
 
 -- The body of every worker: run a job, report IDLE, wait for the next one.
 -- (Fixed parameters, no varargs: this is on every request's path.)
@@ -25,64 +88,72 @@ local function main(job, a, b, c, d, e, f, g, h)
   end
 end
 
---- An idle worker of the peer, or a new one.
----@param peer table
+--- An idle worker, or a new one.
 ---@return thread
-function M.take(peer)
-  local n = peer._nidle
+function Pool:take()
+  local n = self.nidle
   if n == 0 then return create(main) end
-  local idle = peer._idle
+  local idle = self.idle
   local co = idle[n]
   idle[n] = nil
-  peer._nidle = n - 1
+  self.nidle = n - 1
   return co
 end
 
-local function give_back(peer, co)
-  local n = peer._nidle
-  if n < MAX_IDLE then
-    peer._nidle, peer._idle[n + 1] = n + 1, co
-  end
-end
-
-local function failed(peer, co, err)
-  peer._log("coroutine failed: " .. traceback(co, tostring(err)))
-end
-
--- What a resume came back with: the worker finished (back to the pool), it
--- failed (reported), or it waits.
-local function after_resume(peer, co, ok, signal)
+-- What a resume of a worker came back with:
+--   "done"     the job finished; the worker is back in the pool
+--   "waiting"  the job waits in a jrpc wait; the worker stays with it
+--   "failed"   the job raised (reported); the worker is dropped
+--   "foreign"  the job yielded something else (another scheduler's yield);
+--              the worker is dropped: jrpc will never resume it
+local function outcome(self, co, ok, signal)
   if signal == IDLE then
-    give_back(peer, co)
-    return false
+    local n = self.nidle
+    if n < MAX_IDLE then self.nidle, self.idle[n + 1] = n + 1, co end
+    return "done"
   end
   if not ok then
-    failed(peer, co, signal)
-    return false
+    self.log("coroutine failed: " .. traceback(co, tostring(signal)))
+    return "failed"
   end
-  return true
+  if signal == WAIT then return "waiting" end
+  return "foreign"
 end
 
 --- Start `job(a, ..., h)` on the worker `co` (from `take`).
----@return boolean waiting  true when the job waits (the worker stays with it)
-function M.start(peer, co, job, a, b, c, d, e, f, g, h)
-  return after_resume(peer, co, resume(co, job, a, b, c, d, e, f, g, h))
+---@return string outcome  "done" | "waiting" | "failed" | "foreign"
+function Pool:start(co, job, a, b, c, d, e, f, g, h)
+  return outcome(self, co, resume(co, job, a, b, c, d, e, f, g, h))
 end
 
---- Run `job(a, b, c)` on a worker of the peer.
----@return boolean waiting  true when the job waits (the worker stays with it)
-function M.run(peer, job, a, b, c)
-  return M.start(peer, M.take(peer), job, a, b, c)
+--- The worker `co` waits (its start said "waiting") on behalf of `job`:
+--- whoever wakes it, what it does next is classified as by `start`.
+function Pool:park(co, job)
+  parked_pool[co], parked_job[co] = self, job
 end
 
---- Resume a waiting coroutine (a worker or the caller's own) with its
---- settlement. Errors inside it are reported, never raised: they must not
---- break the receive loop that settled the request.
----@param peer table
+-- }======================================================================
+
+--- Wake a coroutine waiting in `wait` with `...`. A parked worker's next
+--- outcome is handled here (a foreign yield reaches its pool's on_foreign);
+--- any other coroutine (the user's own) may yield what it likes, and an
+--- error in it is reported through `log`.
 ---@param co thread
----@return boolean waiting  true when the coroutine is suspended, waiting again
-function M.resume(peer, co, ...)
-  return after_resume(peer, co, resume(co, ...)) and status(co) == "suspended"
+---@param log fun(msg: string)
+function M.wake(co, log, ...)
+  if status(co) ~= "suspended" then return end
+  local pool = parked_pool[co]
+  if pool == nil then
+    local ok, err = resume(co, WAKE, ...)
+    if not ok then log("coroutine failed: " .. traceback(co, tostring(err))) end
+    return
+  end
+  local job = parked_job[co]
+  local result = outcome(pool, co, resume(co, WAKE, ...))
+  if result ~= "waiting" then
+    parked_pool[co], parked_job[co] = nil, nil
+    if result == "foreign" then pool.on_foreign(job) end
+  end
 end
 
 return M

@@ -11,6 +11,7 @@ package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. package.path
 package.cpath = root .. "build/" .. abi .. "/?.so;" .. package.cpath
 
 local jrpc = require "jrpc"
+local workers = require "jrpc.workers"
 local uv = require "luv"
 
 local opts = { profile = "jsonrpc", framing = nil, listen = false }
@@ -32,8 +33,8 @@ local last_wait = nil  -- what the last wait_parent saw, for `report`
 
 local methods = {
   subtract = function(p) return p[1] - p[2] end,
-  -- never returns: waits for something that never comes
-  hang = function() coroutine.yield() end,
+  -- never returns: waits (a jrpc wait) for something that never comes
+  hang = function() workers.wait() end,
   -- never returns and never yields: the whole process is stuck
   spin = function() while true do end end,
   -- outer -> the parent's "middle" -> our "inner", which raises

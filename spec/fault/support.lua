@@ -100,11 +100,11 @@ local Peer = getmetatable(require("jrpc.peer").new{ send = function() end }).__i
 function F.tap(conn)
   local tap = { out = {}, into = {} }
   local peer = conn.peer
-  local send = peer._send
-  peer._send = function(bytes)
+  local send
+  send = peer._out:set_send(function(bytes)
     tap.out[#tap.out + 1] = bytes
     return send(bytes)
-  end
+  end)
   peer.receive = function(p, bytes)
     tap.into[#tap.into + 1] = bytes
     return Peer.receive(p, bytes)

@@ -3,7 +3,8 @@
 -- so every callback we hand to luv goes through `guard`, and every coroutine
 -- we resume from a callback goes through `resume`: an error is reported,
 -- never raised into luv.
-local running, isyieldable = coroutine.running, coroutine.isyieldable
+local workers = require "jrpc.workers"
+
 local traceback = debug.traceback
 
 local M = {}
@@ -13,22 +14,31 @@ local function report(msg)
 end
 
 --- The running coroutine if it may yield from here (not the main one), else nil.
----@return thread|nil
-function M.current()
-  local co, main = running()
-  if co == nil or main then return nil end
-  if isyieldable and not isyieldable() then return nil end
-  return co
-end
+---@type fun(): thread|nil
+M.current = workers.current
 
---- Resume `co` with the values given; an error inside it is reported with
---- its traceback (through `on_error` when given), never raised.
+--- Wake `co`, waiting in `wait`, with the values given; an error inside it
+--- is reported with its traceback (through `on_error` when given), never
+--- raised.
 ---@param co thread
 ---@param on_error? fun(msg: string)
 function M.resume(co, on_error, ...)
-  if coroutine.status(co) ~= "suspended" then return end
-  local ok, err = coroutine.resume(co, ...)
-  if not ok then (on_error or report)("coroutine failed: " .. traceback(co, tostring(err))) end
+  workers.wake(co, on_error or report, ...)
+end
+
+local function woken(what, ok, ...)
+  if not ok then
+    error("jrpc.uv: " .. what .. " was resumed by something other than jrpc (another scheduler?)", 0)
+  end
+  return ...
+end
+
+--- In a coroutine: wait until `resume(co, ...)` and return its values. A
+--- resume by anyone else raises (jrpc's waits never mistake another
+--- scheduler's wake-up for their own).
+---@param what string  names the wait in the error
+function M.wait(what)
+  return woken(what, workers.wait())
 end
 
 --- Wrap a callback for luv: errors are reported, not raised.

@@ -90,7 +90,7 @@ function M.connect(loop, opts)
     handles.close(uv, handle)
     return nil, ("connect to %s: %s"):format(describe(opts), tostring(err))
   end
-  if waiter then return coroutine.yield() end
+  if waiter then return co.wait("connect") end
   return true
 end
 
@@ -129,7 +129,7 @@ local function accept(server, loop, opts)
   local conn = stream.new(loop, client, client, opts, EOF_REASON)
   server.connections[conn] = true
   conn:_on_close_hook(function() server.connections[conn] = nil end)
-  if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.peer._log, conn) end
+  if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.peer:logger(), conn) end
   conn:start()
 end
 

@@ -12,7 +12,6 @@ local stream = require "jrpc.uv.stream"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
-local output = require "jrpc.output"
 
 local Connection = stream.Connection
 
@@ -44,21 +43,28 @@ end
 -- The end of the child
 -- =======================================================================
 
+-- A child that is gone reads no more replies: its connection closes with
+-- no grace for our handlers still working on its requests.
+local function finish(child, reason)
+  child:finish(reason, 0)
+end
+
 -- The stream ended (stdout closed, or a read/write failed).
 local function on_ended(child, reason)
   if child.exit_code ~= nil then
-    return child:finish(exit_reason(child.exit_code, child.exit_signal))
+    return finish(child, exit_reason(child.exit_code, child.exit_signal))
   end
   if child._ended_reason then return end
   child._ended_reason = reason
-  child._grace = timers.after(child.uv, M.EXIT_GRACE, function() child:finish(reason) end, "exit grace")
+  child._grace = timers.after(child.uv, M.EXIT_GRACE, function() finish(child, reason) end, "exit grace")
 end
 
 local function notify_exit(child, code, signal)
-  if child.on_exit then co.call(child.on_exit, "on_exit", child.peer._log, code, signal) end
+  local log = child.peer:logger()
+  if child.on_exit then co.call(child.on_exit, "on_exit", log, code, signal) end
   local waiters = child._exit_waiters
   child._exit_waiters = {}
-  for _, waiter in ipairs(waiters) do co.resume(waiter, child.peer._log, code, signal) end
+  for _, waiter in ipairs(waiters) do co.resume(waiter, log, code, signal) end
 end
 
 local function on_exit(child, code, signal)
@@ -70,10 +76,10 @@ local function on_exit(child, code, signal)
   local reason = exit_reason(code, signal)
   if child._ended_reason then
     timers.cancel(child.uv, child._grace)
-    child:finish(reason)
+    finish(child, reason)
   elseif not child:closed() then
     -- its stdout may still hold replies written just before the exit
-    child._grace = timers.after(child.uv, M.EXIT_GRACE, function() child:finish(reason) end, "exit grace")
+    child._grace = timers.after(child.uv, M.EXIT_GRACE, function() finish(child, reason) end, "exit grace")
   end
   notify_exit(child, code, signal)
 end
@@ -96,7 +102,7 @@ end
 local function close_stdin(child, grace)
   child._hold = "process is shutting down"  -- nothing new is sent
   child.peer:set_busy(child._hold)
-  output.flush(child.peer)  -- what a receive under way collected goes out first
+  child.peer:flush()  -- what a receive under way collected goes out first
   -- what is queued reaches it first; a child that does not read gets SIGTERM anyway
   handles.flush_then_close(child.uv, child.writer, grace)
 end
@@ -123,7 +129,7 @@ function Child:shutdown(grace)
   local waiter = co.current()
   if waiter == nil then return nil end
   self._exit_waiters[#self._exit_waiters + 1] = waiter
-  return coroutine.yield()
+  return co.wait("shutdown")
 end
 
 -- }======================================================================
@@ -164,7 +170,7 @@ local function read_stderr(child, pipe, sink)
   pipe:read_start(co.guard(function(err, chunk)
     if err or chunk == nil then return handles.close(child.uv, pipe) end
     sink(chunk)
-  end, "stderr reader", child.peer._log))
+  end, "stderr reader", child.peer:logger()))
 end
 
 -- }======================================================================
@@ -206,7 +212,7 @@ function M.spawn(loop, opts)
   local handle, pid_or_err = uv.spawn(opts.cmd, {
     args = opts.args, env = env_list(opts.env), cwd = opts.cwd,
     stdio = { stdin, stdout, err_pipe },
-  }, co.guard(function(code, signal) on_exit(child, code, signal) end, "exit", child.peer._log))
+  }, co.guard(function(code, signal) on_exit(child, code, signal) end, "exit", child.peer:logger()))
   if not handle then
     close_all(uv, stdin, stdout, err_pipe)
     -- luv closes the failed process handle itself: guard the exit for it

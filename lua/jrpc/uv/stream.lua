@@ -20,7 +20,6 @@ local peer_mod = require "jrpc.peer"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
-local output = require "jrpc.output"
 
 local M = {}
 
@@ -28,6 +27,9 @@ M.DEFAULT_MAX_WRITE_QUEUE = 16 * 1024 * 1024
 -- How long a closing connection may take to hand its queued bytes to the
 -- other side before the handle is closed anyway (seconds).
 M.LINGER = 2
+-- At the end of input, how long handlers still working may take to answer
+-- before the connection closes anyway (seconds; option `finish_grace`).
+M.FINISH_GRACE = 1
 
 ---@class jrpc.uv.Connection
 ---@field peer jrpc.Peer
@@ -82,7 +84,7 @@ function Connection:_on_read(err, data)
     self._reading = false  -- libuv stops reading by itself at the end
     return self:_ended(self.eof_reason)
   end
-  co.call(self.peer.receive, "receive", self.peer._log, self.peer, data)
+  co.call(self.peer.receive, "receive", self.peer:logger(), self.peer, data)
   local deadline = loop._pump_deadline
   if deadline and loop.uv.hrtime() >= deadline and not self._closed then
     self:_pause_for_pump()
@@ -105,7 +107,7 @@ end
 --- Why the connection is busy (its write queue is over the bound), or nil.
 ---@return string|nil
 function Connection:busy()
-  return self._busy and self.peer._busy or nil
+  return self._busy and self.peer:busy() or nil
 end
 
 function Connection:_set_busy(on, queued)
@@ -185,28 +187,47 @@ function Connection:_ended(reason)
   self:finish(reason)
 end
 
---- Decode what the peer still holds, then close with `reason`.
+--- The input ended: the peer decodes what it still holds, and handlers
+--- still working may answer for up to `grace` seconds (default: option
+--- `finish_grace`, else FINISH_GRACE); then the connection closes with
+--- `reason`. Reading stops at once; writing goes on meanwhile.
 ---@param reason string
-function Connection:finish(reason)
-  self:_close(reason, "finish")
+---@param grace? number
+function Connection:finish(reason, grace)
+  if self._closed or self._finishing then return end
+  self._finishing, self._eof = true, true
+  self:_update_reading()
+  local peer = self.peer
+  local ok, closed = pcall(peer.finish, peer, reason, function() self:_close(reason) end)
+  if not ok then
+    peer:log("finish failed: " .. tostring(closed))
+    return self:_close(reason, "close")
+  end
+  if closed or self._closed then return end
+  self._grace_timer = timers.after(self.uv, grace or self.finish_grace, function()
+    self:_close(reason, "close")
+  end, "finish grace")
 end
 
--- Close; the peer first decodes what it holds when `how` is "finish".
--- The connection counts as closed before any pending request settles.
+-- Close; the peer is closed too when `how` is "close" (else it closed
+-- already). The connection counts as closed before any pending request
+-- settles.
 function Connection:_close(reason, how)
   if self._closed then return end
   reason = reason or "connection closed"
   self._closed, self.close_reason = true, reason
+  timers.cancel(self.uv, self._grace_timer)
   self.loop._paused[self] = nil
   self.deadlines:close()
-  co.call(self.peer[how], how, self.peer._log, self.peer, reason)
-  output.flush(self.peer)  -- what a receive under way collected goes out too
+  local log = self.peer:logger()
+  if how then co.call(self.peer[how], how, log, self.peer, reason) end
+  self.peer:flush()  -- what a receive under way collected goes out too
   if self.reader ~= self.writer then handles.close(self.uv, self.reader) end
   -- what is queued still goes out, for at most LINGER seconds
   self:_flush_held()
   handles.flush_then_close(self.uv, self.writer, M.LINGER)
   for _, hook in ipairs(self._close_hooks) do co.call(hook, "close hook", nil, self, reason) end
-  if self.on_close then co.call(self.on_close, "on_close", self.peer._log, reason) end
+  if self.on_close then co.call(self.on_close, "on_close", log, reason) end
 end
 
 --- Close the connection: the peer settles every pending request with code
@@ -237,13 +258,13 @@ local function peer_options(opts, send)
   return o
 end
 
-local function check_limit(opts)
-  local max = opts.max_write_queue
-  if max == nil then return M.DEFAULT_MAX_WRITE_QUEUE end
-  if type(max) ~= "number" or max <= 0 then
-    error("max_write_queue must be a positive number of bytes", 4)
+local function check_limit(opts, name, default)
+  local v = opts[name]
+  if v == nil then return default end
+  if type(v) ~= "number" or v < 0 or (v == 0 and name == "max_write_queue") then
+    error(name .. " must be a positive number", 4)
   end
-  return max
+  return v
 end
 
 --- A connection on `reader` and `writer` (luv streams or jrpc.uv.files ends).
@@ -256,13 +277,15 @@ end
 function M.new(loop, reader, writer, opts, eof_reason)
   local self = setmetatable({
     loop = loop, uv = loop.uv, reader = reader, writer = writer,
-    max_write_queue = check_limit(opts), eof_reason = eof_reason,
+    max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
+    finish_grace = check_limit(opts, "finish_grace", M.FINISH_GRACE), eof_reason = eof_reason,
     on_close = opts.on_close, _close_hooks = {},
     _closed = false, _eof = false, _busy = false, _paused = false, _reading = false,
   }, Connection)
   self.peer = peer_mod.new(peer_options(opts, function(bytes) self:_send(bytes) end))
-  self._read_cb = co.guard(function(err, data) self:_on_read(err, data) end, "read", self.peer._log)
-  self._written_cb = co.guard(function(err) self:_on_written(err) end, "write", self.peer._log)
+  local log = self.peer:logger()
+  self._read_cb = co.guard(function(err, data) self:_on_read(err, data) end, "read", log)
+  self._written_cb = co.guard(function(err) self:_on_written(err) end, "write", log)
   self.deadlines = timers.deadlines(loop.uv, self.peer, function() loop.events = loop.events + 1 end)
   return self
 end

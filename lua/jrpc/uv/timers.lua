@@ -68,7 +68,7 @@ function Deadlines:arm(deadline)
   end
   -- whole milliseconds, rounded up, so it never fires before the deadline
   -- and never spins at 0 ms on a deadline a fraction of a millisecond away
-  local ms = ceil((deadline - self.peer._clock()) * 1000)
+  local ms = ceil((deadline - self.peer:now()) * 1000)
   if ms < 0 then ms = 0 end
   self.uv.update_time()
   self.at = deadline
