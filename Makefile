@@ -55,7 +55,8 @@ ABI_CFLAGS_jit = $(LUAJIT_CFLAGS)
 # so any src/*.c or src/*.h change rebuilds both modules.
 CORE_SRC := src/core.c
 CORE_DEPS := $(wildcard src/*.c src/*.h)
-MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so
+MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
+  build/5.4/jrpc/lineread.so build/jit/jrpc/lineread.so
 
 ABI_FLAGS = $(CPPFLAGS) $(CFLAGS) $(JR_CFLAGS) $(ABI_CFLAGS_$*)
 LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CJSON_LIBS)
@@ -83,6 +84,12 @@ build/%/flags.txt: FORCE
 build/%/jrpc/core.so: $(CORE_DEPS) build/%/flags.txt
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $(CORE_SRC) $(LINK_FLAGS)
+
+# jrpc.lineread: the blocking stdio transport's bounded line read (I/O,
+# so not in the core); no cJSON.
+build/%/jrpc/lineread.so: src/io/lineread.c build/%/flags.txt
+	@mkdir -p $(@D) && rm -f $@
+	$(CC) $(ABI_FLAGS) -o $@ $< $(LIBFLAG) $(LDFLAGS)
 
 FORCE:
 
@@ -327,7 +334,7 @@ $(ASAN_LUA): build/asan/flags.txt
 	  "exec $$ldso --argv0 \"\$$0\" --preload \"$$asan $$ubsan\" $$lua \"\$$@\"" > $@; \
 	chmod +x $@
 
-test-asan: all embed bench-tools node-deps build/asan/jrpc/core.so $(ASAN_LUA)
+test-asan: all embed bench-tools node-deps build/asan/jrpc/core.so build/asan/jrpc/lineread.so $(ASAN_LUA)
 	@passed=0; failed=0; bad=; eval "$$BUSTED_RUN_SH"; \
 	rm -rf build/asan/log build/busted-asan-*.log; mkdir -p build/asan/log; \
 	export $(ASAN_ENV); \
@@ -339,7 +346,7 @@ test-asan: all embed bench-tools node-deps build/asan/jrpc/core.so $(ASAN_LUA)
 	[ -z "$$bad" ] || echo "test-asan: FAILED:$$bad"; \
 	[ -z "$$bad" ] && [ "$$reports" = 0 ] && [ "$$ubsan" = 0 ]
 
-test-valgrind: build/memcheck/jrpc/core.so
+test-valgrind: build/memcheck/jrpc/core.so build/memcheck/jrpc/lineread.so
 	@command -v valgrind >/dev/null || { echo "test-valgrind: no valgrind (make deps)" >&2; exit 1; }
 	@log=build/memcheck/valgrind.log; rm -f $$log; \
 	echo "== valgrind memcheck: busted $(VALGRIND_SPECS)$(if $(VALGRIND_SKIP), (not '$(VALGRIND_SKIP)'))"; \
@@ -368,7 +375,7 @@ bench: all bench-tools node-deps
 	bash bench/instructions.sh luajit
 	lua5.4 bench/pipe.lua
 
-example: all
+example: deps all
 	lua5.4 examples/spec_server.lua < examples/spec_examples.ndjson
 
 # embed: build/embed, a C host embedding Lua 5.4 that drives jrpc from its

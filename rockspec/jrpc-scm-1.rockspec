@@ -39,6 +39,10 @@ build = {
       incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "src"},
       libdirs = {"$(CJSON_LIBDIR)"},
     },
+    -- the blocking stdio transport's bounded line read (I/O: not in the core)
+    ["jrpc.lineread"] = {
+      sources = {"src/io/lineread.c"},
+    },
     ["jrpc"] = "lua/jrpc/init.lua",
     ["jrpc.client"] = "lua/jrpc/client.lua",
     ["jrpc.errors"] = "lua/jrpc/errors.lua",

@@ -30,16 +30,29 @@ function Output:write(bytes)
   end
 end
 
+--- `write` as a plain function, `write(out, bytes)`, for hot paths.
+M.write = Output.write
+
+-- Send what is held, n > 0 parts, as one piece.
+local function send_held(self, n)
+  local parts = self.parts
+  local bytes
+  if n == 1 then
+    bytes = parts[1]
+    parts[1] = nil
+  else
+    bytes = concat(parts, "", 1, n)
+    for i = 1, n do parts[i] = nil end
+  end
+  self.n = 0
+  self.send(bytes)
+end
+
 --- Hand everything held to `send` in one call (also after close: what was
 --- written before the close still goes out).
 function Output:flush()
   local n = self.n
-  if n == 0 then return end
-  local parts = self.parts
-  local bytes = n == 1 and parts[1] or concat(parts, "", 1, n)
-  for i = 1, n do parts[i] = nil end
-  self.n = 0
-  self.send(bytes)
+  if n > 0 then send_held(self, n) end
 end
 
 --- Hold writes until the matching `release` (calls nest). Pair them so
@@ -52,16 +65,32 @@ end
 function Output:release()
   local depth = self.depth - 1
   self.depth = depth
-  if depth == 0 then self:flush() end
+  if depth == 0 then
+    local n = self.n
+    if n > 0 then send_held(self, n) end
+  end
+end
+
+--- Run `fn(a, b)` with writes held, protected: whatever `fn` raises, the
+--- hold ends (the outermost flushing what was held); returns what pcall
+--- returns. One call on the path of every read.
+---@param fn fun(a: any, b: any)
+---@return boolean ok
+---@return any err
+function Output:held(fn, a, b)
+  local depth = self.depth
+  self.depth = depth + 1
+  local ok, err = pcall(fn, a, b)
+  self.depth = depth
+  if depth == 0 and self.n > 0 then send_held(self, self.n) end
+  return ok, err
 end
 
 --- Run `fn(a, b)` with writes held. Whatever `fn` raises, the hold ends
 --- (flushing what was held) before the error propagates.
 ---@param fn fun(a: any, b: any)
 function Output:collect(fn, a, b)
-  self:hold()
-  local ok, err = pcall(fn, a, b)
-  self:release()
+  local ok, err = self:held(fn, a, b)
   if not ok then error(err, 0) end
 end
 

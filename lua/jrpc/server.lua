@@ -7,10 +7,12 @@
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local client = require "jrpc.client"
+local output = require "jrpc.output"
 
 local null = core.null
 local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
+local write = output.write
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -215,7 +217,7 @@ local function serve(fn, params, ctx)
   if ok and ctx._batch == nil and ctx._rawid ~= nil and not ctx._cancelled then
     if result == nil then result = null end
     local json = codec_result(peer._codec, ctx._rawid, result)
-    if json then return peer._out:write(json) end
+    if json then return write(peer._out, json) end
   end
   conclude(peer, ctx, ok, result)
 end
@@ -384,11 +386,16 @@ local function act(peer, kind, a, b, c, d, e)
   end
 end
 
--- The dispatching worker's job: the message already decoded, then the rest.
--- The common case, a request for a known method, is inlined.
+-- The dispatching worker's job: the message already decoded (or none:
+-- read the codec first), then the rest. The common case, a request for a
+-- known method, is inlined.
 local function drain(peer, me, kind, a, b, c, d, e)
   local codec, srv = peer._codec, peer._srv
   local handlers = srv.handlers
+  if kind == nil then
+    kind, a, b, c, d, e = codec_next(codec)
+    if kind == nil then return end
+  end
   while true do
     local fn = kind == "request" and handlers[a]
     if fn and not srv.strip_meta then
@@ -405,38 +412,48 @@ local function drain(peer, me, kind, a, b, c, d, e)
   end
 end
 
--- Every complete message the codec holds, each on the dispatching worker.
-local function dispatch_all(peer)
-  local codec, srv, pool = peer._codec, peer._srv, peer._pool
-  client.check_deadlines(peer)
-  while not peer._closed do
-    local kind, a, b, c, d, e = codec_next(codec)
-    if kind == nil then return end
-    local co = pool:take()
-    srv.dispatcher, srv.running = co, nil
-    local outcome = pool:start(co, drain, peer, co, kind, a, b, c, d, e)
-    -- done: the worker drained the codec; else it stopped inside a handler
-    -- (that waits, yielded elsewhere or failed) and another worker drains on
-    if outcome == "done" then return end
-    local ctx = srv.running
-    if ctx ~= nil then after_start(peer, co, ctx, outcome) end
-  end
+-- A worker stopped inside a handler: it waits (track it) or yielded
+-- elsewhere. The slow path, so it may afford a pcall: nothing that
+-- dispatch does outside a worker may raise past its restore.
+local function stopped(peer, co, ctx, outcome)
+  local ok, err = pcall(after_start, peer, co, ctx, outcome)
+  if not ok then peer._log("dispatch: " .. tostring(err)) end
 end
 
 --- Act on every complete message the codec holds; what they write goes to
 --- `send` in one call at the end (unless this is nested in another read).
---- Whatever raises on the way (a clock, a memory error), the serving state
---- and the output are restored before the error propagates, so the next
---- read is answered as usual.
+---
+--- Whatever raises (a handler, a clock, a memory error), the serving state
+--- and the output are restored, so the next read is answered as usual. A
+--- pcall per read would cost about 4% of a round trip, so the guarantee
+--- comes from the structure instead: everything that can raise runs in the
+--- worker (whose resume catches it), or before any state changes (the first
+--- decode, the deadline check, which guards the user's clock), or on a slow
+--- path under its own pcall.
 function M.dispatch(peer)
-  local srv = peer._srv
+  client.check_deadlines(peer)
+  if peer._closed then return end
+  local kind, a, b, c, d, e = codec_next(peer._codec)
+  if kind == nil then return end  -- a read with no message: no switch
+  local srv, pool, out = peer._srv, peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
-  local out = peer._out
+  local starved = false  -- no memory for a worker coroutine
   out:hold()
-  local ok, err = pcall(dispatch_all, peer)
+  repeat
+    local co = pool:take()
+    if co == nil then starved = true; break end
+    srv.dispatcher, srv.running = co, nil
+    local outcome = pool:start(co, drain, peer, co, kind, a, b, c, d, e)
+    -- done: the worker drained the codec; else it stopped inside a handler
+    -- (that waits, yielded elsewhere or failed) and another worker goes on
+    if outcome == "done" then break end
+    local ctx = srv.running
+    if ctx ~= nil then stopped(peer, co, ctx, outcome) end
+    kind = nil  -- the next worker reads the codec itself
+  until peer._closed
   srv.dispatcher, srv.running = outer_dispatcher, outer_running
   out:release()
-  if not ok then error(err, 0) end
+  if starved then error("not enough memory for a worker coroutine", 0) end
 end
 
 -- }======================================================================

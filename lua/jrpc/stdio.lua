@@ -21,26 +21,44 @@ function M.peer(opts)
   return peer_mod.new(o)
 end
 
--- Reads of a body are capped, so a hostile Content-Length cannot make us
--- hold more than this at once (the codec counts the bytes, not us).
+-- Reads are capped, so neither a hostile Content-Length nor a line without
+-- end can make us hold more than this at once; the codec counts the bytes
+-- of a message and drops one over max_message_bytes as it streams in.
 local MAX_READ = 65536
 
+-- A line read that returns after MAX_READ bytes (Lua's read("L") holds the
+-- whole line, however long). Without the C module (a copy of the Lua files
+-- only), read("L") is the fallback and only the codec's limit holds.
+local has_lineread, lineread = pcall(require, "jrpc.lineread")
+local read_line
+if has_lineread then
+  local read = lineread.read
+  read_line = function(input) return read(input, MAX_READ) end
+else
+  read_line = function(input) return input:read("L") end
+end
+M.bounded = has_lineread
+
 -- The next chunk: an LSP body's remaining bytes when the codec knows how
--- many it needs, else a line (an ndjson message or an LSP header line).
+-- many it needs, else (at most MAX_READ bytes of) a line: an ndjson
+-- message or an LSP header line.
 local function read_chunk(peer, input)
   local want = peer:want()
   if want > 0 then return input:read(want < MAX_READ and want or MAX_READ) end
-  return input:read("L")
+  return read_line(input)
 end
 
 -- A bug inside the peer is logged; it must not end the server.
 local function guarded(peer, method, chunk)
   local ok, err = pcall(peer[method], peer, chunk)
-  if not ok then peer._log(method .. " failed: " .. tostring(err)) end
+  if not ok then peer:log(method .. " failed: " .. tostring(err)) end
 end
 
 --- Feed `input` (default io.stdin) to the peer until end of input, then
 --- `peer:finish()`. Blocks. A failure inside the peer is logged, never fatal.
+--- Memory is bounded by the peer's max_message_bytes plus one read.
+--- Nothing can wake a waiting handler once the input has ended (there is no
+--- event loop here), so the peer closes right after `finish`.
 ---@param peer jrpc.Peer
 ---@param input? file*
 function M.run(peer, input)
@@ -50,7 +68,8 @@ function M.run(peer, input)
     if chunk == nil then break end
     guarded(peer, "receive", chunk)
   end
-  guarded(peer, "finish")
+  guarded(peer, "finish", "end of input")
+  if not peer:closed() then peer:close("end of input") end
 end
 
 --- Serve on stdin/stdout until end of input.

@@ -88,11 +88,15 @@ local function main(job, a, b, c, d, e, f, g, h)
   end
 end
 
---- An idle worker, or a new one.
----@return thread
+--- An idle worker, or a new one; nil when there is no memory for one
+--- (never raises: dispatch relies on it).
+---@return thread|nil
 function Pool:take()
   local n = self.nidle
-  if n == 0 then return create(main) end
+  if n == 0 then
+    local ok, co = pcall(create, main)
+    return ok and co or nil
+  end
   local idle = self.idle
   local co = idle[n]
   idle[n] = nil
