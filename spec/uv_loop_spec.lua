@@ -195,3 +195,46 @@ io.read("a")  -- then wait for the end of input
     assert.truthy(err:find("pump called while the loop is running", 1, true), err)
   end)
 end)
+
+describe("jrpc.uv stdio at the end of input", function()
+  -- a server whose handlers wait on the loop; stdin is a pipe that ends at once
+  local SERVER = [[
+local jrpc = require "jrpc"
+local uv = require "luv"
+local loop = jrpc.uv.new(uv)
+local grace = tonumber(arg[1])
+local conn = assert(loop:stdio{ finish_grace = grace, on_error = function(m) io.stderr:write(m, "\n") end,
+  on_close = function(reason) io.stderr:write("closed: ", reason, "\n") end,
+  methods = {
+    slow = function(p) loop:sleep(p[1]); return "slept " .. p[1] end,
+    forever = function() require("jrpc.workers").wait() end,
+  } })
+loop:serve_forever()
+io.stderr:write("exit\n")
+]]
+
+  it("lets handlers still working answer, then exits", function()
+    local path = lua_program(SERVER)
+    local status, out, err, took = S.shell(("printf '%s\\n%s\\n' | %s %s 5"):format(
+      '{"jsonrpc":"2.0","method":"slow","params":[0.2],"id":1}',
+      '{"jsonrpc":"2.0","method":"slow","params":[0.1],"id":2}', S.INTERP, path))
+    os.remove(path)
+    assert.are.equal(0, status, err)
+    assert.are.equal('{"jsonrpc":"2.0","result":"slept 0.1","id":2}\n'
+      .. '{"jsonrpc":"2.0","result":"slept 0.2","id":1}\n', out)
+    assert.are.equal("closed: end of input\nexit\n", err)
+    assert.is_true(took < 2, "took " .. took)
+  end)
+
+  it("closes after finish_grace when a handler never answers", function()
+    local path = lua_program(SERVER)
+    local status, out, err, took = S.shell(("printf '%s\\n%s\\n' | %s %s 0.3"):format(
+      '{"jsonrpc":"2.0","method":"forever","id":1}',
+      '{"jsonrpc":"2.0","method":"slow","params":[0.05],"id":2}', S.INTERP, path))
+    os.remove(path)
+    assert.are.equal(0, status, err)
+    assert.are.equal('{"jsonrpc":"2.0","result":"slept 0.05","id":2}\n', out)
+    assert.are.equal("closed: end of input\nexit\n", err)
+    assert.is_true(took >= 0.3 and took < 2, "took " .. took)
+  end)
+end)

@@ -175,13 +175,13 @@ function M.foreign(peer, ctx)
     ctx._rawid and "; answered -32603" or ""))
   local cancelled = ctx._cancelled
   ctx._cancelled = true  -- should it ever run on, it answers nothing
-  if ctx._waiting then untrack(peer, ctx) end
   local srv = peer._srv
   srv.failed = srv.failed + 1
   if ctx._rawid ~= nil and not cancelled then
     answer_error(peer, ctx, INTERNAL_ERROR, "Internal error",
       srv.debug and "handler yielded to another scheduler" or nil)
   end
+  if ctx._waiting then untrack(peer, ctx) end
 end
 
 -- }======================================================================
@@ -213,13 +213,18 @@ local function serve(fn, params, ctx)
   else
     ok, result = pcall(fn, params, ctx)
   end
-  if ctx._waiting then untrack(peer, ctx) end
   if ok and ctx._batch == nil and ctx._rawid ~= nil and not ctx._cancelled then
     if result == nil then result = null end
     local json = codec_result(peer._codec, ctx._rawid, result)
-    if json then return write(peer._out, json) end
+    if json then
+      write(peer._out, json)
+      -- after the reply: the last handler done may close a finishing peer
+      if ctx._waiting then untrack(peer, ctx) end
+      return
+    end
   end
   conclude(peer, ctx, ok, result)
+  if ctx._waiting then untrack(peer, ctx) end
 end
 
 -- What to do with a worker after its start (or a wake) came back.
