@@ -30,7 +30,8 @@ function Output:write(bytes)
   end
 end
 
---- `write` as a plain function, `write(out, bytes)`, for hot paths.
+--- `write`, `hold` and `release` as plain functions (`write(out, bytes)`),
+--- for hot paths: no method lookup.
 M.write = Output.write
 
 -- Send what is held, n > 0 parts, as one piece.
@@ -108,5 +109,7 @@ function Output:set_send(send)
   self.send = send
   return old
 end
+
+M.hold, M.release = Output.hold, Output.release
 
 return M

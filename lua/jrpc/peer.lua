@@ -17,6 +17,7 @@ local server = require "jrpc.server"
 local client = require "jrpc.client"
 
 local dispatch = server.dispatch
+local codec_feed = getmetatable(core.codec()).__index.feed
 
 local M = {}
 
@@ -33,8 +34,8 @@ Peer.__index = Peer
 ---@param bytes string
 function Peer:receive(bytes)
   if self._closed then return end
-  self._codec:feed(bytes)
-  dispatch(self)
+  codec_feed(self._codec, bytes)
+  return dispatch(self)
 end
 
 --- The input ended: decode what is left, then close with `reason` -- at

@@ -8,11 +8,16 @@ local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local client = require "jrpc.client"
 local output = require "jrpc.output"
+local workers = require "jrpc.workers"
 
+local setmetatable, pcall, xpcall = setmetatable, pcall, xpcall
 local null = core.null
 local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
-local write = output.write
+local write, hold, release = output.write, output.hold, output.release
+local check_deadlines = client.check_deadlines
+local Pool = workers.Pool
+local take, start_job = Pool.take, Pool.start
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -245,7 +250,7 @@ local function start(peer, fn, params, ctx, inplace)
     return serve(fn, params, ctx)
   end
   local pool = peer._pool
-  local co = pool:take()
+  local co = pool:take() or error("not enough memory for a worker coroutine")
   after_start(peer, co, ctx, pool:start(co, serve, fn, params, ctx))
 end
 
@@ -257,9 +262,9 @@ local function split_meta(params)
   return meta
 end
 
---- An incoming request (or a batch member: `batch`, `index` say where its
---- reply goes; `inplace`: run it on the dispatching worker).
-function M.request(peer, method, params, id, rawid, batch, index, inplace)
+--- An incoming request (`inplace`: run it on the dispatching worker; or a
+--- batch member: `batch`, `index` say where its reply goes).
+function M.request(peer, method, params, id, rawid, inplace, batch, index)
   local srv = peer._srv
   srv.handled = srv.handled + 1
   local ctx
@@ -274,7 +279,11 @@ function M.request(peer, method, params, id, rawid, batch, index, inplace)
   if fn == nil then
     return answer_error(peer, ctx, METHOD_NOT_FOUND, "Method not found")
   end
-  start(peer, fn, params, ctx, inplace)
+  if inplace then  -- start(), inlined: this is every request's path
+    srv.running = ctx
+    return serve(fn, params, ctx)
+  end
+  start(peer, fn, params, ctx)
 end
 
 local function on_cancel(peer, params)
@@ -353,7 +362,7 @@ function M.batch(peer, items)
     local kind = item[1]
     if kind == "request" then
       batch.n, batch.remaining = batch.n + 1, batch.remaining + 1
-      M.request(peer, item[2], item[3], item[4], item[5], batch, batch.n)
+      M.request(peer, item[2], item[3], item[4], item[5], false, batch, batch.n)
     elseif kind == "notification" then
       M.notification(peer, item[2], item[3])
     elseif kind == "result" then
@@ -377,7 +386,7 @@ end
 -- Act on one decoded message.
 local function act(peer, kind, a, b, c, d, e)
   if kind == "request" then
-    M.request(peer, a, b, c, d, nil, nil, true)
+    M.request(peer, a, b, c, d, true)
   elseif kind == "notification" then
     M.notification(peer, a, b, true)
   elseif kind == "result" then
@@ -392,22 +401,18 @@ local function act(peer, kind, a, b, c, d, e)
 end
 
 -- The dispatching worker's job: the message already decoded (or none:
--- read the codec first), then the rest. The common case, a request for a
--- known method, is inlined.
+-- read the codec first), then the rest. Requests, the common case, skip
+-- `act`'s tests; they take the same path as every other request.
 local function drain(peer, me, kind, a, b, c, d, e)
   local codec, srv = peer._codec, peer._srv
-  local handlers = srv.handlers
+  local request = M.request
   if kind == nil then
     kind, a, b, c, d, e = codec_next(codec)
     if kind == nil then return end
   end
   while true do
-    local fn = kind == "request" and handlers[a]
-    if fn and not srv.strip_meta then
-      srv.handled = srv.handled + 1
-      local ctx = setmetatable({ id = c, method = a, peer = peer, _rawid = d }, Ctx)
-      srv.running = ctx
-      serve(fn, b, ctx)
+    if kind == "request" then
+      request(peer, a, b, c, d, true)
     else
       act(peer, kind, a, b, c, d, e)
     end
@@ -436,19 +441,19 @@ end
 --- decode, the deadline check, which guards the user's clock), or on a slow
 --- path under its own pcall.
 function M.dispatch(peer)
-  client.check_deadlines(peer)
+  check_deadlines(peer)
   if peer._closed then return end
   local kind, a, b, c, d, e = codec_next(peer._codec)
   if kind == nil then return end  -- a read with no message: no switch
   local srv, pool, out = peer._srv, peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
   local starved = false  -- no memory for a worker coroutine
-  out:hold()
+  hold(out)
   repeat
-    local co = pool:take()
+    local co = take(pool)
     if co == nil then starved = true; break end
     srv.dispatcher, srv.running = co, nil
-    local outcome = pool:start(co, drain, peer, co, kind, a, b, c, d, e)
+    local outcome = start_job(pool, co, drain, peer, co, kind, a, b, c, d, e)
     -- done: the worker drained the codec; else it stopped inside a handler
     -- (that waits, yielded elsewhere or failed) and another worker goes on
     if outcome == "done" then break end
@@ -457,7 +462,7 @@ function M.dispatch(peer)
     kind = nil  -- the next worker reads the codec itself
   until peer._closed
   srv.dispatcher, srv.running = outer_dispatcher, outer_running
-  out:release()
+  release(out)
   if starved then error("not enough memory for a worker coroutine", 0) end
 end
 

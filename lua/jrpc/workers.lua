@@ -64,6 +64,7 @@ end
 ---@class jrpc.Pool
 local Pool = {}
 Pool.__index = Pool
+M.Pool = Pool
 
 -- Workers that wait in a jrpc wait, by coroutine: their pool and the job's
 -- context (weak: a worker nobody will wake is left to the GC).
