@@ -3,15 +3,8 @@
 -- else, and the failure shape of notify. (Issue 7, defects 2, 5 and 7.)
 local jrpc = require "jrpc"
 
-local function capture(opts)
-  local out, logs = {}, {}
-  opts = opts or {}
-  opts.send = function(bytes) out[#out + 1] = bytes end
-  opts.on_error = function(msg) logs[#logs + 1] = msg end
-  return jrpc.peer(opts), out, logs
-end
-
-local function line(json) return json .. "\n" end
+local support = dofile("spec/peer_support.lua")
+local capture, line = support.capture, support.line
 local function echo_request(id) return line(('{"jsonrpc":"2.0","method":"echo","params":[%d],"id":%d}'):format(id, id)) end
 local function echo_reply(id) return line(('{"jsonrpc":"2.0","result":[%d],"id":%d}'):format(id, id)) end
 

@@ -3,14 +3,8 @@ local jrpc = require "jrpc"
 
 local null = jrpc.null
 
--- A peer whose output and log lines are collected.
-local function capture(opts)
-  local out, logs = {}, {}
-  opts = opts or {}
-  opts.send = function(bytes) out[#out + 1] = bytes end
-  opts.on_error = function(msg) logs[#logs + 1] = msg end
-  return jrpc.peer(opts), out, logs
-end
+local support = dofile("spec/peer_support.lua")
+local capture, line = support.capture, support.line
 
 -- Two peers wired to each other through a queue (a direct wiring would
 -- recurse without bound). `pump()` delivers until both are quiet.
@@ -32,7 +26,6 @@ local function link(a_opts, b_opts)
   return a, b, pump, logs
 end
 
-local function line(json) return json .. "\n" end
 
 -- Run fn in a coroutine; returns a function that gives what fn returned.
 local function spawn(fn)

@@ -213,12 +213,18 @@ loop:serve_forever()
 io.stderr:write("exit\n")
 ]]
 
-  it("lets handlers still working answer, then exits", function()
+  -- `first` and `second` on the server's stdin, which then ends
+  local function serve_piped(first, second, grace)
     local path = lua_program(SERVER)
-    local status, out, err, took = S.shell(("printf '%s\\n%s\\n' | %s %s 5"):format(
-      '{"jsonrpc":"2.0","method":"slow","params":[0.2],"id":1}',
-      '{"jsonrpc":"2.0","method":"slow","params":[0.1],"id":2}', S.INTERP, path))
+    local status, out, err, took = S.shell(("printf '%s\\n%s\\n' | %s %s %s"):format(
+      first, second, S.INTERP, path, grace))
     os.remove(path)
+    return status, out, err, took
+  end
+
+  it("lets handlers still working answer, then exits", function()
+    local status, out, err, took = serve_piped('{"jsonrpc":"2.0","method":"slow","params":[0.2],"id":1}',
+      '{"jsonrpc":"2.0","method":"slow","params":[0.1],"id":2}', 5)
     assert.are.equal(0, status, err)
     assert.are.equal('{"jsonrpc":"2.0","result":"slept 0.1","id":2}\n'
       .. '{"jsonrpc":"2.0","result":"slept 0.2","id":1}\n', out)
@@ -227,11 +233,8 @@ io.stderr:write("exit\n")
   end)
 
   it("closes after finish_grace when a handler never answers", function()
-    local path = lua_program(SERVER)
-    local status, out, err, took = S.shell(("printf '%s\\n%s\\n' | %s %s 0.3"):format(
-      '{"jsonrpc":"2.0","method":"forever","id":1}',
-      '{"jsonrpc":"2.0","method":"slow","params":[0.05],"id":2}', S.INTERP, path))
-    os.remove(path)
+    local status, out, err, took = serve_piped('{"jsonrpc":"2.0","method":"forever","id":1}',
+      '{"jsonrpc":"2.0","method":"slow","params":[0.05],"id":2}', 0.3)
     assert.are.equal(0, status, err)
     assert.are.equal('{"jsonrpc":"2.0","result":"slept 0.05","id":2}\n', out)
     assert.are.equal("closed: end of input\nexit\n", err)
