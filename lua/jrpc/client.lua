@@ -133,13 +133,22 @@ local function fail(peer, callback, err)
   return nil, err
 end
 
+-- Deadlines on or off: while on, every read first expires what is due
+-- (through the peer's read hook, so reads pay nothing while none is set).
+local function set_deadlines(peer, on)
+  local calls = peer._calls
+  if calls.deadlines == on then return end
+  calls.deadlines = on
+  peer:on_read(on and M.check_deadlines or nil)
+end
+
 local function deadline_of(peer, opts)
   local calls = peer._calls
   local timeout = opts and opts.timeout
   if timeout == nil then timeout = calls.timeout end
   if not timeout then return nil end
   if type(timeout) ~= "number" then error("timeout must be a number of seconds", 4) end
-  calls.deadlines = true  -- receive checks deadlines from now on
+  set_deadlines(peer, true)
   return calls.clock() + timeout
 end
 
@@ -316,7 +325,7 @@ end
 local function expire_due(peer)
   local calls = peer._calls
   local deadline = calls.pending:next_deadline()
-  if deadline == nil then calls.deadlines = false
+  if deadline == nil then set_deadlines(peer, false)
   elseif deadline <= calls.clock() then M.expire(peer) end
 end
 

@@ -181,6 +181,14 @@ function Peer:set_busy(reason)
   self._busy = reason
 end
 
+--- For the peer's parts: run `fn(peer)` at the start of every read (before
+--- any message is decoded; it must not raise), or nothing when `fn` is nil.
+--- The client checks deadlines this way only while there are any.
+---@param fn? fun(peer: jrpc.Peer)
+function Peer:on_read(fn)
+  self._on_read = fn
+end
+
 --- Why the peer is busy (see `set_busy`), or nil.
 ---@return string|nil
 function Peer:busy()
@@ -292,6 +300,7 @@ function M.new(opts)
   local profile = check_options(opts)
   local peer = setmetatable({
     _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,
+    _on_read = nil,
     _log = safe_logger(opts.on_error or default_on_error),
     _codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
       max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,

@@ -15,7 +15,6 @@ local null = core.null
 local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
 local write, hold, release = output.write, output.hold, output.release
-local check_deadlines = client.check_deadlines
 local Pool = workers.Pool
 local take, start_job = Pool.take, Pool.start
 local traceback = debug.traceback
@@ -441,7 +440,8 @@ end
 --- decode, the deadline check, which guards the user's clock), or on a slow
 --- path under its own pcall.
 function M.dispatch(peer)
-  check_deadlines(peer)
+  local on_read = peer._on_read  -- the deadline check, while there are deadlines
+  if on_read then on_read(peer) end
   if peer._closed then return end
   local kind, a, b, c, d, e = codec_next(peer._codec)
   if kind == nil then return end  -- a read with no message: no switch
