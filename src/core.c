@@ -13,9 +13,11 @@
 #include "jrpc.h"
 
 #include "buf.c"
+#include "udata.c"
 #include "scan.c"
 #include "encode.c"
 #include "tolua.c"
+#include "work.c"
 #include "message.c"
 #include "frame.c"
 #include "codec.c"
@@ -25,7 +27,13 @@
 #define SCRATCH  ((Codec *)lua_touserdata(L, lua_upvalueindex(3)))
 
 
-/* core.encode(value [, max_depth]) -> json | nil, msg */
+/*
+** core.encode(value [, max_depth]) -> json | nil, msg
+** The scratch codec's 'out' needs no Work: encoding runs no Lua code (raw
+** access only, no allocation from the Lua heap but luaL_checkstack, which
+** runs no finalizer), and the text is copied out by lua_pushlstring
+** before its GC step can run one.
+*/
 static int core_encode (lua_State *L) {
   Codec *C = SCRATCH;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
@@ -45,6 +53,7 @@ static int core_encode (lua_State *L) {
 /* core.decode(json [, max_depth]) -> value | nil, msg */
 static int core_decode (lua_State *L) {
   Codec *C = SCRATCH;
+  Work *W;
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
   const char *e = s + len, *p = skip_ws(s, e), *end;
@@ -67,15 +76,18 @@ static int core_decode (lua_State *L) {
     lua_pushliteral(L, "strings holding \\u0000 are not supported");
     return 2;
   }
-  if (*p == '"') push_jstring(L, &C->scratch, p, end);
+  /* the text is argument 1, anchored; the temporaries are this call's */
+  W = work_acquire(L, &C->work, lua_upvalueindex(3));
+  if (*p == '"') push_jstring(L, &W->scratch, p, end);
   else if (*p == '-' || isdigit_(*p)) {
     int isint;
     long long v;
     scan_number(&S, p, end, &isint);
     if (isint && token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
-    else push_json(L, &C->tree, p, end, AMT);
+    else push_json(L, &W->tree, p, end, AMT);
   }
-  else push_json(L, &C->tree, p, end, AMT);
+  else push_json(L, &W->tree, p, end, AMT);
+  work_release(L, W);
   return 1;
 }
 
@@ -130,6 +142,7 @@ static const luaL_Reg core_funcs[] = {
 
 
 JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
+  work_open(L);
   lua_createtable(L, 0, 12);             /* the module */
   lua_newtable(L);                       /* array_mt */
   lua_pushliteral(L, "array");
