@@ -120,7 +120,8 @@ static int core_codec (lua_State *L) {
   C->profile = opt_choice(L, "profile", profiles, PROFILE_JSONRPC);
   max_bytes = opt_int(L, "max_message_bytes", DEFAULT_MAX_BYTES, 1,
                       (lua_Integer)1 << 40);
-  C->max_depth = (int)opt_int(L, "max_depth", DEFAULT_MAX_DEPTH, 1,
+  /* 2 at least: an error reply nests its error object in the envelope */
+  C->max_depth = (int)opt_int(L, "max_depth", DEFAULT_MAX_DEPTH, 2,
                               DEPTH_CEILING);
   C->max_batch = (int)opt_int(L, "max_batch", DEFAULT_MAX_BATCH, 1,
                               1 << 30);
@@ -410,11 +411,6 @@ static int codec_error (lua_State *L) {
     lua_pushliteral(L, "cannot encode an error message that is not valid UTF-8");
     return 2;
   }
-  if (C->max_depth < 2) {  /* the error object is a second level */
-    lua_pushnil(L);
-    lua_pushliteral(L, "nesting too deep");
-    return 2;
-  }
   if (!lua_isnoneornil(L, 5)) {
     buf_addlit(L, &C->out, ",\"data\":");
     if (!encode_into(L, &C->out, 5, AMT, OMT, C->max_depth - 2, &E))
@@ -429,7 +425,9 @@ static int codec_error (lua_State *L) {
 
 /* write ,"params":<params> for the value at 'arg' (absent: nothing) */
 static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
-  if (lua_isnoneornil(L, arg)) return 1;
+  if (lua_isnoneornil(L, arg) ||  /* nil and core.null: no params member */
+      (lua_type(L, arg) == LUA_TLIGHTUSERDATA && lua_touserdata(L, arg) == NULL))
+    return 1;
   if (lua_type(L, arg) != LUA_TTABLE) {
     snprintf(E->err, sizeof(E->err), "params must be a table, not a %s",
              luaL_typename(L, arg));

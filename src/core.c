@@ -133,6 +133,23 @@ static int core_now (lua_State *L) {
 }
 
 
+/*
+** Push the marker metatable kept in the registry under 'key', made on the
+** first load: a second load of the core in the same state (after
+** package.loaded["jrpc.core"] = nil) must agree on which tables are arrays.
+*/
+static void marker_mt (lua_State *L, const char *key, const char *type) {
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
+  if (lua_istable(L, -1)) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, type);
+  lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
+
 static const luaL_Reg core_funcs[] = {
   {"encode", core_encode},
   {"decode", core_decode},
@@ -144,12 +161,8 @@ static const luaL_Reg core_funcs[] = {
 JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   work_open(L);
   lua_createtable(L, 0, 12);             /* the module */
-  lua_newtable(L);                       /* array_mt */
-  lua_pushliteral(L, "array");
-  lua_setfield(L, -2, "__jsontype");
-  lua_newtable(L);                       /* object_mt */
-  lua_pushliteral(L, "object");
-  lua_setfield(L, -2, "__jsontype");
+  marker_mt(L, "jrpc.array_mt", "array");
+  marker_mt(L, "jrpc.object_mt", "object");
   codec_open(L);
   lua_pushvalue(L, -2);
   lua_setfield(L, -4, "array_mt");
