@@ -663,6 +663,7 @@ int fuzz_framer (const uint8_t *data, size_t size, int lsp) {
   profile = (int)(in_u8(&in) % PROFILES);
   max_bytes = pick_bytes(in_u8(&in));
   max_depth = (int)in_u8(&in);
+  if (max_depth == 1) max_depth = 2;  /* a codec takes 2 to 1000 */
   max_batch = (int)in_u8(&in);
   nsizes = in_u8(&in) % 16;
   for (i = 0; i < nsizes; i++) sizes[i] = in_u8(&in) + 1;

@@ -67,7 +67,7 @@ print(pcall(c.error, c, "1", 0/0, "m"))
     check([[
 print(pcall(core.codec, {max_depth = 1e300}))
 print(pcall(core.codec, {max_batch = 0/0}))
-]], "false\toption 'max_depth' must be an integer from 1 to 1000\n"
+]], "false\toption 'max_depth' must be an integer from 2 to 1000\n"
       .. "false\toption 'max_batch' must be an integer from 1 to 1073741824\n")
   end)
 end)

@@ -18,6 +18,22 @@ static int fits_int64 (double d) {
 }
 
 
+/* parse an integer token into '*v'; 0 when it does not fit 64 bits */
+static int token_int64 (const char *p, const char *e, long long *v) {
+  int neg = (*p == '-');
+  unsigned long long u = 0, lim;
+  if (neg) p++;
+  lim = neg ? (unsigned long long)LLONG_MAX + 1ULL : (unsigned long long)LLONG_MAX;
+  for (; p < e; p++) {
+    unsigned d = (unsigned)(*p - '0');
+    if (u > (lim - d) / 10) return 0;
+    u = u * 10 + d;
+  }
+  *v = neg ? (long long)(0ULL - u) : (long long)u;
+  return 1;
+}
+
+
 typedef struct Buf {
   char *p;
   size_t n;    /* bytes in use */

@@ -16,39 +16,31 @@
 #define HEAD  48  /* room for "Content-Length: " + 20 digits + CRLFCRLF */
 
 typedef struct Codec {
+  UdHead h;
   Framer F;
   int profile;
   int max_depth;
   int max_batch;
-  Buf scratch;       /* unescaped strings */
-  Buf spans;         /* batch member offsets */
-  Buf out;           /* encoder output */
-  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
+  Buf out;           /* encoder output (encoding runs no Lua code) */
+  Work *work;        /* the resident Work (user value 1), or NULL */
 } Codec;
 
 
+/* methods carry the codec metatable as upvalue 3 (udata.c) */
+#define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(3), CODEC_MT))
+
+
 /*
-** Methods carry the codec metatable as upvalue 3, so the type check is a
-** pointer comparison instead of a registry lookup by name (hot path).
+** __gc and __close. A busy Work belongs to a call still running (this
+** may be a finalizer inside it): only its own __gc frees it.
 */
-static Codec *check_codec (lua_State *L) {
-  void *p = lua_touserdata(L, 1);
-  if (p != NULL && lua_getmetatable(L, 1)) {
-    int ok = lua_rawequal(L, -1, lua_upvalueindex(3));
-    lua_pop(L, 1);
-    if (ok) return (Codec *)p;
-  }
-  return (Codec *)luaL_checkudata(L, 1, CODEC_MT);  /* raises */
-}
-
-
 static int codec_gc (lua_State *L) {
   Codec *C = (Codec *)luaL_checkudata(L, 1, CODEC_MT);
   buf_free(L, &C->F.in);
-  buf_free(L, &C->scratch);
-  buf_free(L, &C->spans);
   buf_free(L, &C->out);
-  if (C->tree != NULL) { cJSON_Delete(C->tree); C->tree = NULL; }
+  if (C->work != NULL && !C->work->busy) work_free(L, C->work);
+  C->work = NULL;
+  C->h.closed = 1;
   return 0;
 }
 
@@ -115,16 +107,21 @@ static int core_codec (lua_State *L) {
   if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  C = (Codec *)lua_newuserdatauv(L, sizeof(Codec), 0);
+  C = (Codec *)lua_newuserdatauv(L, sizeof(Codec), 1);
   memset(C, 0, sizeof(*C));   /* empty first: __gc is safe from here on */
   luaL_setmetatable(L, CODEC_MT);
+#if LUA_VERSION_NUM < 504
+  lua_createtable(L, 1, 0);   /* LuaJIT: a userdata's env must be a table */
+  lua_setfenv(L, -2);
+#endif
   lua_insert(L, 1);           /* codec at 1, options at 2 */
   check_option_names(L);
   lsp = opt_choice(L, "framing", framings, 0);
   C->profile = opt_choice(L, "profile", profiles, PROFILE_JSONRPC);
   max_bytes = opt_int(L, "max_message_bytes", DEFAULT_MAX_BYTES, 1,
                       (lua_Integer)1 << 40);
-  C->max_depth = (int)opt_int(L, "max_depth", DEFAULT_MAX_DEPTH, 1,
+  /* 2 at least: an error reply nests its error object in the envelope */
+  C->max_depth = (int)opt_int(L, "max_depth", DEFAULT_MAX_DEPTH, 2,
                               DEPTH_CEILING);
   C->max_batch = (int)opt_int(L, "max_batch", DEFAULT_MAX_BATCH, 1,
                               1 << 30);
@@ -134,13 +131,13 @@ static int core_codec (lua_State *L) {
 }
 
 
-static void msg_ctx (Codec *C, MsgCtx *M) {
+static void msg_ctx (Codec *C, Work *W, MsgCtx *M) {
   M->profile = C->profile;
   M->max_batch = C->max_batch;
   M->S.max_depth = C->max_depth;
-  M->scratch = &C->scratch;
-  M->spans = &C->spans;
-  M->tree = &C->tree;
+  M->scratch = &W->scratch;
+  M->spans = &W->spans;
+  M->tree = &W->tree;
   M->amt = AMT;
 }
 
@@ -217,7 +214,7 @@ static int decode_batch (lua_State *L, MsgCtx *M, const char *p,
   }
   lua_pushliteral(L, "batch");
   lua_createtable(L, (int)count, 0);
-  off = (size_t *)M->spans->p;  /* stable: spans is not written below */
+  off = (size_t *)M->spans->p;  /* stable: spans is this call's, not written below */
   for (i = 0; i < count; i++) {
     luaL_checkstack(L, 8, "batch too large");
     pack_top(L, decode_one(L, M, p + off[2 * i], p + off[2 * i + 1]));
@@ -262,18 +259,37 @@ static int codec_want (lua_State *L) {
 }
 
 
+/*
+** The message is copied into this call's Work before decoding: a
+** finalizer run while values are pushed may feed this codec (the input
+** buffer then moves) or read from it (that reentrant next takes the
+** following message, with a Work of its own). The Work is taken before
+** the framer is asked, because making a new one allocates (a finalizer
+** could feed there, under the pointers frame_next returns); from
+** frame_next to the copy no Lua code runs.
+*/
 static int codec_next (lua_State *L) {
   Codec *C = check_codec(L);
+  Work *W = work_acquire(L, &C->work, 1);
   const char *p, *e;
   FrameEvent ev;
   MsgCtx M;
+  int n;
   switch (frame_next(&C->F, &p, &e, &ev)) {
-    case FR_MSG:
-      msg_ctx(C, &M);
-      return decode_message(L, &M, p, e);
+    case FR_MSG: {
+      size_t len = (size_t)(e - p);
+      W->msg.n = 0;
+      memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
+      msg_ctx(C, W, &M);
+      n = decode_message(L, &M, W->msg.p, W->msg.p + len);
+      work_release(L, W);
+      return n;
+    }
     case FR_EVENT:
+      work_release(L, W);
       return push_invalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
     default:
+      work_release(L, W);
       return 0;
   }
 }
@@ -282,6 +298,13 @@ static int codec_next (lua_State *L) {
 
 
 /* {======================= writing =============================== */
+
+/*
+** Writers fetch every argument before out_begin: converting a number to
+** a string allocates, and a finalizer run there may write with this
+** codec. From out_begin on no Lua code runs (encoding uses raw access),
+** and out_push copies the text before its GC step.
+*/
 
 /* check that a rawid argument is one JSON scalar id (misuse raises) */
 static void check_rawid (lua_State *L, int arg, const char *s, size_t len) {
@@ -388,11 +411,6 @@ static int codec_error (lua_State *L) {
     lua_pushliteral(L, "cannot encode an error message that is not valid UTF-8");
     return 2;
   }
-  if (C->max_depth < 2) {  /* the error object is a second level */
-    lua_pushnil(L);
-    lua_pushliteral(L, "nesting too deep");
-    return 2;
-  }
   if (!lua_isnoneornil(L, 5)) {
     buf_addlit(L, &C->out, ",\"data\":");
     if (!encode_into(L, &C->out, 5, AMT, OMT, C->max_depth - 2, &E))
@@ -407,7 +425,9 @@ static int codec_error (lua_State *L) {
 
 /* write ,"params":<params> for the value at 'arg' (absent: nothing) */
 static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
-  if (lua_isnoneornil(L, arg)) return 1;
+  if (lua_isnoneornil(L, arg) ||  /* nil and core.null: no params member */
+      (lua_type(L, arg) == LUA_TLIGHTUSERDATA && lua_touserdata(L, arg) == NULL))
+    return 1;
   if (lua_type(L, arg) != LUA_TTABLE) {
     snprintf(E->err, sizeof(E->err), "params must be a table, not a %s",
              luaL_typename(L, arg));
@@ -418,9 +438,8 @@ static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
 }
 
 
-static void add_method (lua_State *L, Codec *C, int arg) {
-  size_t len;
-  const char *m = luaL_checklstring(L, arg, &len);
+static void add_method (lua_State *L, Codec *C, int arg, const char *m,
+                        size_t len) {
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"method\":");
   if (!enc_string(L, &C->out, m, len))
     luaL_argerror(L, arg, "method name is not valid UTF-8");
@@ -431,10 +450,12 @@ static int codec_request (lua_State *L) {
   Codec *C = check_codec(L);
   size_t idlen;
   const char *id = luaL_checklstring(L, 2, &idlen);
+  size_t mlen;
+  const char *m = luaL_checklstring(L, 3, &mlen);  /* before out_begin */
   Enc E;
   check_rawid(L, 2, id, idlen);
   out_begin(L, C);
-  add_method(L, C, 3);
+  add_method(L, C, 3, m, mlen);
   if (!add_params(L, C, 4, &E)) return encode_fail(L, &E);
   buf_addlit(L, &C->out, ",\"id\":");
   buf_add(L, &C->out, id, idlen);
@@ -445,9 +466,11 @@ static int codec_request (lua_State *L) {
 
 static int codec_notification (lua_State *L) {
   Codec *C = check_codec(L);
+  size_t mlen;
+  const char *m = luaL_checklstring(L, 2, &mlen);  /* before out_begin */
   Enc E;
   out_begin(L, C);
-  add_method(L, C, 2);
+  add_method(L, C, 2, m, mlen);
   if (!add_params(L, C, 3, &E)) return encode_fail(L, &E);
   buf_addc(L, &C->out, '}');
   return out_push(L, C, lua_toboolean(L, 4));
@@ -490,20 +513,11 @@ static const luaL_Reg codec_methods[] = {
 
 /* create the codec metatable; expects array_mt, object_mt on the top */
 static void codec_open (lua_State *L) {
-  luaL_newmetatable(L, CODEC_MT);
-  lua_pushcfunction(L, codec_gc);
-  lua_setfield(L, -2, "__gc");
-#if LUA_VERSION_NUM >= 504
-  lua_pushcfunction(L, codec_gc);
-  lua_setfield(L, -2, "__close");
-#endif
-  lua_pushcfunction(L, codec_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_createtable(L, 0, 10);
-  lua_pushvalue(L, -4);  /* array_mt */
-  lua_pushvalue(L, -4);  /* object_mt */
-  lua_pushvalue(L, -4);  /* the codec metatable */
-  luaL_setfuncs(L, codec_methods, 3);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  static const luaL_Reg meta[] = {
+    {"__gc", codec_gc}, {"__close", codec_gc}, {"__tostring", codec_tostring},
+    {NULL, NULL}
+  };
+  lua_pushvalue(L, -2);  /* array_mt: upvalue 1 */
+  lua_pushvalue(L, -2);  /* object_mt: upvalue 2 */
+  ud_newmeta(L, CODEC_MT, meta, codec_methods, 2);  /* metatable: upvalue 3 */
 }

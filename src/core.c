@@ -13,9 +13,11 @@
 #include "jrpc.h"
 
 #include "buf.c"
+#include "udata.c"
 #include "scan.c"
 #include "encode.c"
 #include "tolua.c"
+#include "work.c"
 #include "message.c"
 #include "frame.c"
 #include "codec.c"
@@ -25,7 +27,13 @@
 #define SCRATCH  ((Codec *)lua_touserdata(L, lua_upvalueindex(3)))
 
 
-/* core.encode(value [, max_depth]) -> json | nil, msg */
+/*
+** core.encode(value [, max_depth]) -> json | nil, msg
+** The scratch codec's 'out' needs no Work: encoding runs no Lua code (raw
+** access only, no allocation from the Lua heap but luaL_checkstack, which
+** runs no finalizer), and the text is copied out by lua_pushlstring
+** before its GC step can run one.
+*/
 static int core_encode (lua_State *L) {
   Codec *C = SCRATCH;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
@@ -45,6 +53,7 @@ static int core_encode (lua_State *L) {
 /* core.decode(json [, max_depth]) -> value | nil, msg */
 static int core_decode (lua_State *L) {
   Codec *C = SCRATCH;
+  Work *W;
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
   const char *e = s + len, *p = skip_ws(s, e), *end;
@@ -67,15 +76,18 @@ static int core_decode (lua_State *L) {
     lua_pushliteral(L, "strings holding \\u0000 are not supported");
     return 2;
   }
-  if (*p == '"') push_jstring(L, &C->scratch, p, end);
+  /* the text is argument 1, anchored; the temporaries are this call's */
+  W = work_acquire(L, &C->work, lua_upvalueindex(3));
+  if (*p == '"') push_jstring(L, &W->scratch, p, end);
   else if (*p == '-' || isdigit_(*p)) {
     int isint;
     long long v;
     scan_number(&S, p, end, &isint);
     if (isint && token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
-    else push_json(L, &C->tree, p, end, AMT);
+    else push_json(L, &W->tree, p, end, AMT);
   }
-  else push_json(L, &C->tree, p, end, AMT);
+  else push_json(L, &W->tree, p, end, AMT);
+  work_release(L, W);
   return 1;
 }
 
@@ -121,6 +133,23 @@ static int core_now (lua_State *L) {
 }
 
 
+/*
+** Push the marker metatable kept in the registry under 'key', made on the
+** first load: a second load of the core in the same state (after
+** package.loaded["jrpc.core"] = nil) must agree on which tables are arrays.
+*/
+static void marker_mt (lua_State *L, const char *key, const char *type) {
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
+  if (lua_istable(L, -1)) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, type);
+  lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
+
 static const luaL_Reg core_funcs[] = {
   {"encode", core_encode},
   {"decode", core_decode},
@@ -130,13 +159,10 @@ static const luaL_Reg core_funcs[] = {
 
 
 JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
+  work_open(L);
   lua_createtable(L, 0, 12);             /* the module */
-  lua_newtable(L);                       /* array_mt */
-  lua_pushliteral(L, "array");
-  lua_setfield(L, -2, "__jsontype");
-  lua_newtable(L);                       /* object_mt */
-  lua_pushliteral(L, "object");
-  lua_setfield(L, -2, "__jsontype");
+  marker_mt(L, "jrpc.array_mt", "array");
+  marker_mt(L, "jrpc.object_mt", "object");
   codec_open(L);
   lua_pushvalue(L, -2);
   lua_setfield(L, -4, "array_mt");

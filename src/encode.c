@@ -105,7 +105,10 @@ static int enc_float (Enc *E, double d) {
   }
 #endif
   n = snprintf(tmp, sizeof(tmp), "%.15g", d);
-  if (strtod(tmp, NULL) != d) n = snprintf(tmp, sizeof(tmp), "%.17g", d);
+  if (strtod(tmp, NULL) != d) {
+    n = snprintf(tmp, sizeof(tmp), "%.16g", d);
+    if (strtod(tmp, NULL) != d) n = snprintf(tmp, sizeof(tmp), "%.17g", d);
+  }
   for (i = 0; i < n; i++) {
     char c = tmp[i];
     if (c == 'e' || c == 'E') plain = 0;

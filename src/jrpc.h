@@ -59,8 +59,10 @@ static void *luaL_testudata (lua_State *L, int i, const char *tname) {
 /* }====================================================== */
 
 #if defined(__GNUC__)
+#define jr_likely(x)    __builtin_expect(!!(x), 1)
 #define jr_unlikely(x)  __builtin_expect(!!(x), 0)
 #else
+#define jr_likely(x)    (x)
 #define jr_unlikely(x)  (x)
 #endif
 

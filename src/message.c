@@ -24,6 +24,8 @@ typedef struct Span { const char *p, *e; } Span;
 typedef struct Envelope {
   Span jsonrpc, method, id, params, result, error;
   int id_isint;      /* the id is a number without fraction or exponent */
+  int value_nul;     /* params, result or error holds a \u0000 (cJSON
+                        would cut it); ids and method names may hold one */
   const char *dup;   /* name of a member given twice */
 } Envelope;
 
@@ -102,17 +104,24 @@ static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
   for (;;) {
     const char *k = p, *v;
     Span *slot;
+    int nul;
     if (p >= e || *p != '"') return scan_fail(S, p, "expected a key");
     if ((p = scan_string(S, p, e)) == NULL) return NULL;
     slot = member_slot(L, M, env, k, p);
     p = skip_ws(p, e);
     if (p >= e || *p != ':') return scan_fail(S, p, "expected ':'");
     v = skip_ws(p + 1, e);
+    nul = S->has_nul;
+    S->has_nul = 0;
     if (slot == &env->id && v < e && (*v == '-' || isdigit_(*v)))
       p = scan_number(S, v, e, &env->id_isint);
     else
       p = scan_value(S, v, e, 1);
     if (p == NULL) return NULL;
+    if (S->has_nul && (slot == &env->params || slot == &env->result ||
+                       slot == &env->error))
+      env->value_nul = 1;
+    S->has_nul |= nul;
     if (slot != NULL) {
       if (slot->p != NULL && env->dup == NULL) env->dup = "duplicate member";
       slot->p = v; slot->e = p;
@@ -132,22 +141,6 @@ static int is_version (MsgCtx *M, lua_State *L, const Span *s) {
   if (memchr(s->p, '\\', (size_t)(s->e - s->p)) == NULL) return 0;
   unescape_into(L, M->scratch, s->p, s->e);
   return M->scratch->n == 3 && memcmp(M->scratch->p, "2.0", 3) == 0;
-}
-
-
-/* parse an integer token into '*v'; 0 when it does not fit 64 bits */
-static int token_int64 (const char *p, const char *e, long long *v) {
-  int neg = (*p == '-');
-  unsigned long long u = 0, lim;
-  if (neg) p++;
-  lim = neg ? (unsigned long long)LLONG_MAX + 1ULL : (unsigned long long)LLONG_MAX;
-  for (; p < e; p++) {
-    unsigned d = (unsigned)(*p - '0');
-    if (u > (lim - d) / 10) return 0;
-    u = u * 10 + d;
-  }
-  *v = neg ? (long long)(0ULL - u) : (long long)u;
-  return 1;
 }
 
 
@@ -247,7 +240,7 @@ static int classify_call (lua_State *L, MsgCtx *M, const Envelope *env) {
            (*env->params.p != '[' || M->profile == PROFILE_MCP))
     why = (M->profile == PROFILE_MCP) ? "params must be an object"
                                       : "params must be an array or an object";
-  else if (M->S.has_nul && env->params.p)
+  else if (env->value_nul && env->params.p)
     why = "strings holding \\u0000 are not supported in params";
   if (why != NULL)
     return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", rawid,
@@ -288,7 +281,7 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
     why = "a response must not have both result and error";
   else if (env->error.p && *env->error.p != '{')
     why = "error must be an object";
-  else if (M->S.has_nul)
+  else if (env->value_nul)
     why = "strings holding \\u0000 are not supported";
   if (why == NULL) {
     lua_pushstring(L, env->result.p ? "result" : "error");
@@ -340,7 +333,12 @@ static int decode_one (lua_State *L, MsgCtx *M, const char *p,
   if (end != NULL && skip_ws(end, e) != e)
     end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
   if (end == NULL) return push_scan_error(L, M, p);
-  if (env.method.p != NULL) return classify_call(L, M, &env);
+  if (env.method.p != NULL) {
+    /* LSP clients (e.g. eglot) send "params": null: read it as absent */
+    if (M->profile == PROFILE_LSP && env.params.p != NULL && *env.params.p == 'n')
+      env.params.p = NULL;
+    return classify_call(L, M, &env);
+  }
   if (env.result.p != NULL || env.error.p != NULL)
     return classify_response(L, M, &env);
   if (env.id.p != NULL && *env.id.p != '{' && *env.id.p != '[' &&

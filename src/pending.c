@@ -50,6 +50,7 @@ typedef struct PdEntry {
 
 
 typedef struct PdTable {
+  UdHead h;           /* h.closed: set by __gc */
   PdEntry *ent;       /* 'cap' entries */
   uint32_t *order;    /* 'cap' positions: heap first, then the rest */
   double *due;        /* 'cap' deadlines, meaningful in [0, nheap) */
@@ -66,7 +67,6 @@ typedef struct PdTable {
   uint32_t nheap;     /* live entries with a deadline */
   uint32_t max;       /* max_pending */
   uint32_t seed;      /* per-table hash seed */
-  int closed;         /* set by __gc */
 } PdTable;
 
 
@@ -161,14 +161,6 @@ static uint32_t *pd_find (PdTable *p, const char *key, size_t len,
   return NULL;
 }
 
-
-/* unlink slot 's', reached by position rather than by key */
-static void pd_unhash (PdTable *p, uint32_t s) {
-  uint32_t *link = &p->bucket[p->ent[s - 1].hash & (p->nbucket - 1)];
-  while (*link != s)
-    link = &p->ent[*link - 1].chain;
-  *link = p->ent[s - 1].chain;
-}
 
 /* }====================================================== */
 
@@ -345,15 +337,40 @@ static void pd_release (lua_State *L, PdTable *p, uint32_t s) {
 }
 
 
-/* push slot and id of the entry at position 'i', then remove it */
-static int pd_takeat (lua_State *L, PdTable *p, uint32_t i) {
-  uint32_t s = p->order[i];
-  PdEntry *e = &p->ent[s - 1];
-  lua_pushinteger(L, (lua_Integer)s);
-  lua_pushlstring(L, pd_keyof(e), e->len);  /* may raise: table intact */
-  pd_unhash(p, s);
-  pd_release(L, p, s);
-  return 2;
+/*
+** Push slot and id of the entry at position 'i' (the heap top when
+** 'expiry' is set, due by 'now'), then remove it. Pushing the id may
+** raise (the table is then intact) or run a finalizer that uses this
+** very table: so the entry is looked up again by the pushed id, and when
+** it is gone (or, for expiry, no longer due) we start over.
+*/
+static int pd_takeat (lua_State *L, PdTable *p, int expiry, double now) {
+  for (;;) {
+    uint32_t i, s, h, *link;
+    PdEntry *e;
+    size_t len;
+    const char *key;
+    if (expiry ? (p->nheap == 0 || !(p->due[0] <= now)) : p->count == 0)
+      return 0;
+    i = expiry ? 0 : p->count - 1;
+    e = &p->ent[p->order[i] - 1];
+    h = e->hash;
+    lua_pushlstring(L, pd_keyof(e), e->len);  /* may run Lua code */
+    key = lua_tolstring(L, -1, &len);
+    link = pd_find(p, key, len, h);
+    if (link != NULL) {
+      s = *link;
+      if (!expiry || (p->ent[s - 1].pos < p->nheap &&
+                      p->due[p->ent[s - 1].pos] <= now)) {
+        *link = p->ent[s - 1].chain;  /* unhash through the link we hold */
+        pd_release(L, p, s);
+        lua_pushinteger(L, (lua_Integer)s);  /* no allocation */
+        lua_insert(L, -2);
+        return 2;
+      }
+    }
+    lua_pop(L, 1);  /* a finalizer took or changed it: look again */
+  }
 }
 
 /* }====================================================== */
@@ -367,18 +384,7 @@ static int pd_takeat (lua_State *L, PdTable *p, uint32_t i) {
 ** Methods carry the metatable as upvalue 1: checking the type is then a
 ** pointer comparison, not a registry lookup by name (hot path).
 */
-static PdTable *pd_check (lua_State *L) {
-  PdTable *p = (PdTable *)lua_touserdata(L, 1);
-  int ok = 0;
-  if (p != NULL && lua_getmetatable(L, 1)) {
-    ok = lua_rawequal(L, -1, lua_upvalueindex(1));
-    lua_pop(L, 1);
-  }
-  if (!ok) p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);  /* raises */
-  if (jr_unlikely(p->closed))
-    luaL_error(L, "attempt to use a collected pending table");
-  return p;
-}
+#define pd_check(L)  ((PdTable *)ud_check(L, lua_upvalueindex(1), PD_TNAME))
 
 
 /* ids are Lua strings only: 2 and "2" are different ids, as texts */
@@ -529,9 +535,8 @@ static int pending_cancel (lua_State *L) {
 static int pending_next_expired (lua_State *L) {
   PdTable *p = pd_check(L);
   double now = pd_checktime(L, 2);
-  if (p->nheap == 0 || !(p->due[0] <= now))
+  if (pd_takeat(L, p, 1, now) == 0)
     return 0;
-  pd_takeat(L, p, 0);
   p->expired++;
   return 2;
 }
@@ -556,10 +561,7 @@ static int pending_next_deadline (lua_State *L) {
 ** so draining a table on close costs O(1) per entry.
 */
 static int pending_pop (lua_State *L) {
-  PdTable *p = pd_check(L);
-  if (p->count == 0)
-    return 0;
-  return pd_takeat(L, p, p->count - 1);
+  return pd_takeat(L, pd_check(L), 0, 0);
 }
 
 
@@ -620,7 +622,7 @@ static int pending_tostring (lua_State *L) {
 static int pending_gc (lua_State *L) {
   PdTable *p = (PdTable *)luaL_checkudata(L, 1, PD_TNAME);
   uint32_t i;
-  if (p->closed)
+  if (p->h.closed)
     return 0;
   for (i = 0; i < p->count; i++) {
     PdEntry *e = &p->ent[p->order[i] - 1];
@@ -632,7 +634,7 @@ static int pending_gc (lua_State *L) {
   pd_free(L, p->due, p->cap * sizeof(double));
   pd_free(L, p->bucket, p->nbucket * sizeof(uint32_t));
   memset(p, 0, sizeof(*p));
-  p->closed = 1;
+  p->h.closed = 1;
   return 0;
 }
 
@@ -672,23 +674,15 @@ static const luaL_Reg pending_methods[] = {
 
 static const luaL_Reg pending_metamethods[] = {
   {"__gc", pending_gc},
+  {"__close", pending_gc},
   {"__tostring", pending_tostring},
   {NULL, NULL}
 };
 
 
-/*
-** Module table on top.  The metatable is refilled even when it already
-** exists (module loaded again), so it always points at this copy.
-*/
+/* module table on top; the metatable is upvalue 1 of every method */
 static void pending_open (lua_State *L) {
-  luaL_newmetatable(L, PD_TNAME);
-  luaL_setfuncs(L, pending_metamethods, 0);
-  luaL_newlibtable(L, pending_methods);
-  lua_pushvalue(L, -2);  /* the metatable, upvalue of every method */
-  luaL_setfuncs(L, pending_methods, 1);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);  /* metatable */
+  ud_newmeta(L, PD_TNAME, pending_metamethods, pending_methods, 0);
   lua_pushcfunction(L, pending_new);
   lua_setfield(L, -2, "pending");
 }

@@ -1,0 +1,54 @@
+/*
+** udata.c — the one recipe for the core's userdata types (jrpc.Codec,
+** jrpc.Pending, jrpc.Work). Every such struct starts with a UdHead.
+** Methods get the type's metatable as an upvalue, so checking 'self' is a
+** pointer comparison, not a registry lookup by name (the hot path); a
+** closed object (after __close or __gc) raises "<type> is closed" instead
+** of silently allocating again.
+*/
+
+typedef struct UdHead {
+  int closed;   /* set by __gc/__close: the object holds nothing any more */
+} UdHead;
+
+
+/*
+** Create the metatable 'tname' in the registry (or refill it when the
+** module is loaded again in the same state, so it points at this copy)
+** with the metamethods 'meta' and, unless 'methods' is NULL, __index =
+** a table of 'methods'. Each method gets as upvalues the 'nup' values on
+** top of the stack, then the metatable itself (upvalue nup + 1). Pops
+** the 'nup' values.
+*/
+static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
+                        const luaL_Reg *methods, int nup) {
+  int base = lua_gettop(L) - nup, i;
+  luaL_newmetatable(L, tname);            /* base + nup + 1 */
+  luaL_setfuncs(L, meta, 0);
+  if (methods != NULL) {
+    lua_newtable(L);
+    for (i = 1; i <= nup; i++) lua_pushvalue(L, base + i);
+    lua_pushvalue(L, base + nup + 1);     /* the metatable */
+    luaL_setfuncs(L, methods, nup + 1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_settop(L, base);
+}
+
+
+/*
+** The object of type 'tname' at argument 1 of a method; 'mt' is the
+** (pseudo-)index of its metatable. Raises for a wrong type and for a
+** closed object.
+*/
+static void *ud_check (lua_State *L, int mt, const char *tname) {
+  UdHead *h = (UdHead *)lua_touserdata(L, 1);
+  int ok = 0;
+  if (h != NULL && lua_getmetatable(L, 1)) {
+    ok = lua_rawequal(L, -1, mt);
+    lua_pop(L, 1);
+  }
+  if (jr_unlikely(!ok)) h = (UdHead *)luaL_checkudata(L, 1, tname);
+  if (jr_unlikely(h->closed)) luaL_error(L, "%s is closed", tname);
+  return h;
+}

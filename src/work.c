@@ -1,0 +1,111 @@
+/*
+** work.c — per-call temporaries of a decode: the cJSON tree, the
+** scratch buffers and a copy of the message bytes, in a userdata of
+** their own (jrpc.Work).
+**
+** Why: Lua runs __gc finalizers at allocation points, and a decode
+** allocates for every value it pushes. A finalizer may call core.decode,
+** or feed and read the very codec that is decoding. If the temporaries
+** belonged to the codec, that inner call would free the tree the outer
+** call is walking, or move the input buffer under its pointers. So each
+** call owns its Work: nothing Lua code can do while the call runs frees
+** or moves what it uses.
+**
+** Cheap on the hot path: a codec keeps one resident Work (anchored by
+** the codec's user value, plus a C pointer). A call takes it when it is
+** not busy (anchors it on its own stack and marks it busy); otherwise,
+** a reentrant call, or a call after one that died by a memory error and
+** left it busy, makes a new Work the resident one. The old one lives as
+** long as the call using it anchors it; its __gc frees what it holds.
+*/
+
+#define WORK_MT    "jrpc.Work"
+#define WORK_KEEP  65536   /* buffers larger than this are freed after a call */
+
+typedef struct Work {
+  UdHead h;
+  int busy;          /* a call is using it */
+  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
+  Buf scratch;       /* unescaped strings, canonical ids */
+  Buf spans;         /* batch member offsets */
+  Buf msg;           /* a copy of the message being decoded (codec:next) */
+} Work;
+
+
+static void work_free (lua_State *L, Work *W) {
+  if (W->tree != NULL) { cJSON_Delete(W->tree); W->tree = NULL; }
+  buf_free(L, &W->scratch);
+  buf_free(L, &W->spans);
+  buf_free(L, &W->msg);
+}
+
+
+static int work_gc (lua_State *L) {
+  Work *W = (Work *)luaL_checkudata(L, 1, WORK_MT);
+  work_free(L, W);
+  W->h.closed = 1;
+  return 0;
+}
+
+
+/* push the user value of the userdata at 'ud' (LuaJIT: field 1 of its env) */
+static void work_getuv (lua_State *L, int ud) {
+#if LUA_VERSION_NUM >= 504
+  lua_getiuservalue(L, ud, 1);
+#else
+  lua_getfenv(L, ud);
+  lua_rawgeti(L, -1, 1);
+  lua_remove(L, -2);
+#endif
+}
+
+
+/* set the value on top as the user value of 'ud' (popped) */
+static void work_setuv (lua_State *L, int ud) {
+#if LUA_VERSION_NUM >= 504
+  lua_setiuservalue(L, ud, 1);
+#else
+  lua_getfenv(L, ud);     /* a table made with the userdata */
+  lua_insert(L, -2);
+  lua_rawseti(L, -2, 1);
+  lua_pop(L, 1);
+#endif
+}
+
+
+/*
+** Take a Work for this call, for the owner at 'owner' (a codec whose
+** resident Work is '*resident'), and push it: it stays anchored on this
+** call's stack until the call returns. Busy from here on.
+*/
+static Work *work_acquire (lua_State *L, Work **resident, int owner) {
+  Work *W = *resident;
+  if (jr_likely(W != NULL && !W->busy))
+    work_getuv(L, owner);  /* no allocation between the test and busy = 1 */
+  else {
+    owner = lua_absindex(L, owner);
+    W = (Work *)lua_newuserdatauv(L, sizeof(Work), 0);
+    memset(W, 0, sizeof(*W));
+    luaL_setmetatable(L, WORK_MT);
+    lua_pushvalue(L, -1);
+    work_setuv(L, owner);  /* the old resident, if busy, is its caller's */
+    *resident = W;
+  }
+  W->busy = 1;
+  return W;
+}
+
+
+/* the call is done with 'W': keep no big buffers, free it for the next */
+static void work_release (lua_State *L, Work *W) {
+  if (W->scratch.cap > WORK_KEEP) buf_free(L, &W->scratch);
+  if (W->spans.cap > WORK_KEEP) buf_free(L, &W->spans);
+  if (W->msg.cap > WORK_KEEP) buf_free(L, &W->msg);
+  W->busy = 0;
+}
+
+
+static void work_open (lua_State *L) {
+  static const luaL_Reg meta[] = {{"__gc", work_gc}, {NULL, NULL}};
+  ud_newmeta(L, WORK_MT, meta, NULL, 0);
+}
