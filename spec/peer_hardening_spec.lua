@@ -206,3 +206,28 @@ describe("end of input", function()
     assert.is_true(peer:closed())
   end)
 end)
+
+describe("null params", function()
+  it("nil and jrpc.null mean no params when sending", function()
+    local peer, out = capture{ profile = "lsp" }
+    peer:request("shutdown", jrpc.null, function() end)
+    peer:request("shutdown", nil, function() end)
+    assert.is_true(peer:notify("exit", jrpc.null))
+    local function frame(json) return "Content-Length: " .. #json .. "\r\n\r\n" .. json end
+    assert.same({ frame '{"jsonrpc":"2.0","method":"shutdown","id":1}',
+      frame '{"jsonrpc":"2.0","method":"shutdown","id":2}',
+      frame '{"jsonrpc":"2.0","method":"exit"}' }, out)
+  end)
+
+  it("an incoming null params is absent in profile lsp, -32600 in jsonrpc", function()
+    local seen = "unset"
+    local methods = { shutdown = function(p) seen = p; return jrpc.null end }
+    local lsp, lsp_out = capture{ profile = "lsp", framing = "ndjson", methods = methods }
+    lsp:receive(line '{"jsonrpc":"2.0","method":"shutdown","params":null,"id":1}')
+    assert.is_nil(seen)
+    assert.same({ line '{"jsonrpc":"2.0","result":null,"id":1}' }, lsp_out)
+    local plain, plain_out = capture{ methods = methods }
+    plain:receive(line '{"jsonrpc":"2.0","method":"shutdown","params":null,"id":1}')
+    assert.same({ line '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":1}' }, plain_out)
+  end)
+end)
