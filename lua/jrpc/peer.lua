@@ -240,7 +240,7 @@ end
 ---@return table
 function Peer:stats()
   local s = server.stats(self, client.stats(self))
-  s.idle_workers, s.closed = self._pool.nidle, self._closed
+  s.idle_workers, s.closed = self._pool:idle_count(), self._closed
   return s
 end
 

@@ -131,6 +131,12 @@ function Pool:start(co, job, a, b, c, d, e, f, g, h)
   return outcome(self, co, resume(co, job, a, b, c, d, e, f, g, h))
 end
 
+--- How many idle workers the pool keeps.
+---@return integer
+function Pool:idle_count()
+  return self.nidle
+end
+
 --- The worker `co` waits (its start said "waiting") on behalf of `job`:
 --- whoever wakes it, what it does next is classified as by `start`.
 function Pool:park(co, job)
