@@ -22,16 +22,6 @@
 #define WORK_MT    "jrpc.Work"
 #define WORK_KEEP  65536   /* buffers larger than this are freed after a call */
 
-typedef struct Work {
-  UdHead h;
-  int busy;          /* a call is using it */
-  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
-  Buf scratch;       /* unescaped strings, canonical ids */
-  Buf spans;         /* batch member offsets */
-  Buf msg;           /* a copy of the message being decoded (codec:next) */
-} Work;
-
-
 static void work_free (lua_State *L, Work *W) {
   if (W->tree != NULL) { cJSON_Delete(W->tree); W->tree = NULL; }
   buf_free(L, &W->scratch);
