@@ -129,12 +129,17 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M) {
 
 /* {======================= reading =============================== */
 
-static int codec_feed (lua_State *L) {
-  Codec *C = check_codec(L);
+/* append the chunk at argument 2 (feed and next share it) */
+static void feed_arg (lua_State *L, Codec *C) {
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  if (C->F.eof) return luaL_error(L, "codec: feed after finish");
+  if (C->F.eof) luaL_error(L, "codec: feed after finish");
   frame_feed(L, &C->F, s, len);
+}
+
+
+static int codec_feed (lua_State *L) {
+  feed_arg(L, check_codec(L));
   return 0;
 }
 
@@ -152,24 +157,31 @@ static int codec_want (lua_State *L) {
 
 
 /*
+** codec:next([chunk]): feed 'chunk' if given, then the next message.
 ** The message is copied into this call's Work before decoding: a
 ** finalizer run while values are pushed may feed this codec (the input
 ** buffer then moves) or read from it (that reentrant next takes the
-** following message, with a Work of its own). The Work is taken before
-** the framer is asked, because making a new one allocates (a finalizer
-** could feed there, under the pointers frame_next returns); from
-** frame_next to the copy no Lua code runs.
+** following message, with a Work of its own). A free resident Work is
+** taken only once the framer found a message (an empty next, which ends
+** every drain, takes none): taking it allocates nothing, so no Lua code
+** runs from frame_next to the copy. Making a new Work allocates (a
+** finalizer could feed there, under the pointers frame_next returns), so
+** when one must be made, it is made before the framer is asked.
 */
 static int codec_next (lua_State *L) {
   Codec *C = check_codec(L);
-  Work *W = work_acquire(L, &C->work, 1);
+  Work *W = NULL;
   const char *p, *e;
   FrameEvent ev;
   MsgCtx M;
   int n;
+  if (!lua_isnoneornil(L, 2)) feed_arg(L, C);
+  if (jr_unlikely(C->work == NULL || C->work->busy))
+    W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
     case FR_MSG: {
       size_t len = (size_t)(e - p);
+      if (W == NULL) W = work_acquire(L, &C->work, 1);  /* the free resident */
       W->msg.n = 0;
       memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
       msg_ctx(C, W, &M);
@@ -178,10 +190,10 @@ static int codec_next (lua_State *L) {
       return n;
     }
     case FR_EVENT:
-      work_release(L, W);
+      if (W != NULL) work_release(L, W);
       return msg_pushinvalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
     default:
-      work_release(L, W);
+      if (W != NULL) work_release(L, W);
       return 0;
   }
 }
