@@ -175,7 +175,8 @@ static int codec_next (lua_State *L) {
   FrameEvent ev;
   MsgCtx M;
   int n;
-  if (!lua_isnoneornil(L, 2)) feed_arg(L, C);
+  if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))  /* gettop: cheap on LuaJIT */
+    feed_arg(L, C);
   if (jr_unlikely(C->work == NULL || C->work->busy))
     W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
