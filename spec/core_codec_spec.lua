@@ -402,3 +402,100 @@ describe("codec: writers", function()
     assert.has_error(function() c.result({}, "1", 1) end)
   end)
 end)
+
+describe("codec: next(chunk) feeds, then reads", function()
+  local nd = '{"jsonrpc":"2.0","method":"a","id":1}\r\n\n'
+    .. '{"jsonrpc":"2.0","method":"é","params":{"x":"y\\n"},"id":"k"}\n'
+    .. '[{"jsonrpc":"2.0","method":"n"}]\n'
+  local nd_expected = {
+    'request a nil 1 1',
+    'request é {"x":"y\\n"} k "k"',
+    'batch {notification n nil}',
+  }
+  local body = '{"jsonrpc":"2.0","result":{"ok":true},"id":1}'
+  local lsp = "Content-Length: " .. #body .. "\r\n\r\n" .. body .. "Content-Length: "
+    .. #body .. "\r\n\r\n" .. body
+  local lsp_expected = {'result 1 {"ok":true} 1', 'result 1 {"ok":true} 1'}
+
+  -- each chunk goes in through next(chunk), then next() drains
+  local function read_all(c, chunks, finish)
+    local out = {}
+    local function take(...)
+      local ev = pack(...)
+      if ev[1] == nil then return false end
+      out[#out + 1] = show(ev)
+      return true
+    end
+    for _, chunk in ipairs(chunks) do
+      if take(c:next(chunk)) then
+        while take(c:next()) do end
+      end
+    end
+    if finish then
+      c:finish()
+      while take(c:next()) do end
+    end
+    return out
+  end
+
+  it("decodes the same as feed at every split point, in both framings", function()
+    for _, case in ipairs{{"ndjson", nd, nd_expected}, {"lsp", lsp, lsp_expected}} do
+      local framing, stream, expected = case[1], case[2], case[3]
+      for cut = 1, #stream - 1 do
+        assert.are.same(expected,
+          read_all(core.codec{framing = framing}, {stream:sub(1, cut), stream:sub(cut + 1)}),
+          framing .. " split at " .. cut)
+      end
+    end
+  end)
+
+  it("decodes the same fed one byte at a time", function()
+    local chunks = {}
+    for i = 1, #nd do chunks[i] = nd:sub(i, i) end
+    assert.are.same(nd_expected, read_all(core.codec{}, chunks))
+  end)
+
+  it("returns the first message the chunk completes and keeps the rest", function()
+    local c = core.codec{}
+    assert.are.same({"request", "a", nil, 1, "1"}, {c:next(nd)})
+    assert.are.same("request", (c:next("")))
+    assert.are.same("batch", (c:next()))
+    assert.is_nil(c:next())
+    assert.are.equal(0, select("#", c:next()))
+  end)
+
+  it("an empty chunk or none only reads", function()
+    local c = core.codec{}
+    assert.are.equal(0, select("#", c:next("")))
+    assert.are.equal(0, select("#", c:next(nil)))
+    assert.are.equal(0, select("#", c:next('{"jsonrpc":"2.0",')))
+    assert.are.same({"notification", "b"}, {c:next('"method":"b"}\n')})
+  end)
+
+  it("works with finish: the last line without a newline comes out", function()
+    local c = core.codec{}
+    assert.are.same({}, read_all(c, {'{"jsonrpc":"2.0","met', 'hod":"a"}'}))
+    assert.are.same({"notification a nil"}, read_all(c, {}, true))
+    local l = core.codec{framing = "lsp"}
+    assert.are.same({}, read_all(l, {"Content-Length: 99\r\n\r\n{"}, false))
+    assert.are.same({"invalid -32700 Parse error null false input ended inside a message body"},
+      read_all(l, {}, true))
+  end)
+
+  it("raises like feed after finish, and for a chunk that is not a string", function()
+    local c = core.codec{}
+    c:finish()
+    assert.has_error(function() c:next("x") end, "codec: feed after finish")
+    assert.has_error(function() c:feed("x") end, "codec: feed after finish")
+    assert.are.equal(0, select("#", c:next()))
+    assert.are.equal(0, select("#", c:next(nil)))
+    assert.has_error(function() core.codec{}:next({}) end)
+    assert.has_error(function() core.codec{}:feed({}) end)
+  end)
+
+  it("raises on a closed codec", function()
+    local c = core.codec{}
+    getmetatable(c).__gc(c)
+    assert.has_error(function() c:next("x") end, "jrpc.Codec is closed")
+  end)
+end)

@@ -6,25 +6,10 @@
 */
 
 #define CODEC_MT  "jrpc.Codec"
-#define AMT  lua_upvalueindex(1)
-#define OMT  lua_upvalueindex(2)
 
 #define DEFAULT_MAX_BYTES  (16u * 1024u * 1024u)
-#define DEFAULT_MAX_DEPTH  128
 #define DEFAULT_MAX_BATCH  1000
-#define DEPTH_CEILING      1000    /* cJSON's own nesting limit */
 #define HEAD  48  /* room for "Content-Length: " + 20 digits + CRLFCRLF */
-
-typedef struct Codec {
-  UdHead h;
-  Framer F;
-  int profile;
-  int max_depth;
-  int max_batch;
-  Buf out;           /* encoder output (encoding runs no Lua code) */
-  Work *work;        /* the resident Work (user value 1), or NULL */
-} Codec;
-
 
 /* methods carry the codec metatable as upvalue 3 (udata.c) */
 #define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(3), CODEC_MT))
@@ -98,7 +83,7 @@ static void check_option_names (lua_State *L) {
 
 
 /* core.codec([opts]) */
-static int core_codec (lua_State *L) {
+static int codec_new (lua_State *L) {
   static const char *const framings[] = {"ndjson", "lsp", NULL};
   static const char *const profiles[] = {"jsonrpc", "mcp", "lsp", NULL};
   Codec *C;
@@ -142,107 +127,19 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M) {
 }
 
 
-/* {======================= batches =============================== */
-
-static int batch_error (lua_State *L, MsgCtx *M, const char *p,
-                        const char *e) {
-  const char *end = scan_value(&M->S, p, e, 0);
-  if (end != NULL && skip_ws(end, e) != e)
-    end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
-  return end == NULL ? push_scan_error(L, M, p) : 0;
-}
-
-
-/*
-** Pack the 'n' values on top of the stack into a new array with field
-** 'n' (values may be nil, e.g. absent params: use unpack(t, 1, t.n)).
-*/
-static void pack_top (lua_State *L, int n) {
-  int i, base = lua_gettop(L) - n;
-  lua_createtable(L, n, 1);
-  for (i = 1; i <= n; i++) {
-    lua_pushvalue(L, base + i);
-    lua_rawseti(L, -2, i);
-  }
-  lua_pushinteger(L, n);
-  lua_setfield(L, -2, "n");
-  lua_replace(L, base + 1);
-  lua_settop(L, base + 1);
-}
-
-
-/* a batch: [p, e) starts with '[' */
-static int decode_batch (lua_State *L, MsgCtx *M, const char *p,
-                         const char *e) {
-  const char *q;
-  size_t count = 0, i;
-  size_t *off;
-  reset_scan(M);
-  if (M->profile != PROFILE_JSONRPC) {
-    int n = batch_error(L, M, p, e);
-    return n ? n : push_invalid(L, JR_INVALID_REQUEST, "Batches are not allowed",
-                                NULL, 0, 1, "this profile has no batches");
-  }
-  M->spans->n = 0;
-  q = skip_ws(p + 1, e);
-  if (q < e && *q == ']') {
-    int n = batch_error(L, M, p, e);
-    return n ? n : push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL,
-                                0, 1, "empty batch");
-  }
-  for (;;) {
-    const char *end = scan_value(&M->S, q, e, 1);
-    size_t pair[2];
-    if (end == NULL) return push_scan_error(L, M, p);
-    if (++count > (size_t)M->max_batch) {
-      char detail[64];
-      snprintf(detail, sizeof(detail), "more than %d members", M->max_batch);
-      return push_invalid(L, JR_INVALID_REQUEST, "Batch too large", NULL, 0,
-                          1, detail);
-    }
-    pair[0] = (size_t)(q - p); pair[1] = (size_t)(end - p);
-    buf_add(L, M->spans, (const char *)pair, sizeof(pair));
-    q = skip_ws(end, e);
-    if (q < e && *q == ',') { q = skip_ws(q + 1, e); continue; }
-    if (q < e && *q == ']') break;
-    scan_fail(&M->S, q, "expected ',' or ']'");
-    return push_scan_error(L, M, p);
-  }
-  if (skip_ws(q + 1, e) != e) {
-    scan_fail(&M->S, skip_ws(q + 1, e), "trailing characters");
-    return push_scan_error(L, M, p);
-  }
-  lua_pushliteral(L, "batch");
-  lua_createtable(L, (int)count, 0);
-  off = (size_t *)M->spans->p;  /* stable: spans is this call's, not written below */
-  for (i = 0; i < count; i++) {
-    luaL_checkstack(L, 8, "batch too large");
-    pack_top(L, decode_one(L, M, p + off[2 * i], p + off[2 * i + 1]));
-    lua_rawseti(L, -2, (int)i + 1);
-  }
-  return 2;
-}
-
-/* }=============================================================== */
-
-
-/* decode the message [p, e) */
-static int decode_message (lua_State *L, MsgCtx *M, const char *p,
-                           const char *e) {
-  p = skip_ws(p, e);
-  if (p < e && *p == '[') return decode_batch(L, M, p, e);
-  return decode_one(L, M, p, e);
-}
-
-
 /* {======================= reading =============================== */
 
-static int codec_feed (lua_State *L) {
-  Codec *C = check_codec(L);
+/* append the chunk at argument 2 (feed and next share it) */
+static void feed_arg (lua_State *L, Codec *C) {
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  if (C->F.eof) return luaL_error(L, "codec: feed after finish");
+  if (C->F.eof) luaL_error(L, "codec: feed after finish");
   frame_feed(L, &C->F, s, len);
+}
+
+
+static int codec_feed (lua_State *L) {
+  feed_arg(L, check_codec(L));
   return 0;
 }
 
@@ -260,36 +157,44 @@ static int codec_want (lua_State *L) {
 
 
 /*
+** codec:next([chunk]): feed 'chunk' if given, then the next message.
 ** The message is copied into this call's Work before decoding: a
 ** finalizer run while values are pushed may feed this codec (the input
 ** buffer then moves) or read from it (that reentrant next takes the
-** following message, with a Work of its own). The Work is taken before
-** the framer is asked, because making a new one allocates (a finalizer
-** could feed there, under the pointers frame_next returns); from
-** frame_next to the copy no Lua code runs.
+** following message, with a Work of its own). A free resident Work is
+** taken only once the framer found a message (an empty next, which ends
+** every drain, takes none): taking it allocates nothing, so no Lua code
+** runs from frame_next to the copy. Making a new Work allocates (a
+** finalizer could feed there, under the pointers frame_next returns), so
+** when one must be made, it is made before the framer is asked.
 */
 static int codec_next (lua_State *L) {
   Codec *C = check_codec(L);
-  Work *W = work_acquire(L, &C->work, 1);
+  Work *W = NULL;
   const char *p, *e;
   FrameEvent ev;
   MsgCtx M;
   int n;
+  if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))  /* gettop: cheap on LuaJIT */
+    feed_arg(L, C);
+  if (jr_unlikely(C->work == NULL || C->work->busy))
+    W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
     case FR_MSG: {
       size_t len = (size_t)(e - p);
+      if (W == NULL) W = work_acquire(L, &C->work, 1);  /* the free resident */
       W->msg.n = 0;
       memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
       msg_ctx(C, W, &M);
-      n = decode_message(L, &M, W->msg.p, W->msg.p + len);
+      n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
       work_release(L, W);
       return n;
     }
     case FR_EVENT:
-      work_release(L, W);
-      return push_invalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
+      if (W != NULL) work_release(L, W);
+      return msg_pushinvalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
     default:
-      work_release(L, W);
+      if (W != NULL) work_release(L, W);
       return 0;
   }
 }
@@ -312,7 +217,7 @@ static void check_rawid (lua_State *L, int arg, const char *s, size_t len) {
   const char *end;
   memset(&S, 0, sizeof(S));
   S.max_depth = 0;
-  end = (len > 0 && (*s == '"' || *s == '-' || isdigit_(*s) || *s == 'n'))
+  end = (len > 0 && (*s == '"' || *s == '-' || num_isdigit(*s) || *s == 'n'))
       ? scan_value(&S, s, s + len, 0) : NULL;
   if (end != s + len) luaL_argerror(L, arg, "not the JSON text of an id");
 }
@@ -348,13 +253,6 @@ static int out_push (lua_State *L, Codec *C, int bare) {
 }
 
 
-static int encode_fail (lua_State *L, Enc *E) {
-  lua_pushnil(L);
-  lua_pushstring(L, E->err);
-  return 2;
-}
-
-
 static int codec_result (lua_State *L) {
   Codec *C = check_codec(L);
   size_t idlen;
@@ -364,8 +262,8 @@ static int codec_result (lua_State *L) {
   luaL_checkany(L, 3);
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"result\":");
-  if (!encode_into(L, &C->out, 3, AMT, OMT, C->max_depth - 1, &E))
-    return encode_fail(L, &E);
+  if (!enc_into(L, &C->out, 3, AMT, OMT, C->max_depth - 1, &E))
+    return enc_pushfail(L, &E);
   buf_addlit(L, &C->out, ",\"id\":");
   buf_add(L, &C->out, id, idlen);
   buf_addc(L, &C->out, '}');
@@ -385,7 +283,7 @@ static long long check_code (lua_State *L, int arg) {
 #endif
   {
     lua_Number n = luaL_checknumber(L, arg);
-    luaL_argcheck(L, fits_int64((double)n), arg, "error code must be an integer");
+    luaL_argcheck(L, num_fits_int64((double)n), arg, "error code must be an integer");
     v = (long long)n;
   }
   luaL_argcheck(L, v >= -9007199254740992LL && v <= 9007199254740992LL, arg,
@@ -413,8 +311,8 @@ static int codec_error (lua_State *L) {
   }
   if (!lua_isnoneornil(L, 5)) {
     buf_addlit(L, &C->out, ",\"data\":");
-    if (!encode_into(L, &C->out, 5, AMT, OMT, C->max_depth - 2, &E))
-      return encode_fail(L, &E);
+    if (!enc_into(L, &C->out, 5, AMT, OMT, C->max_depth - 2, &E))
+      return enc_pushfail(L, &E);
   }
   buf_addlit(L, &C->out, "},\"id\":");
   buf_add(L, &C->out, id, idlen);
@@ -434,7 +332,7 @@ static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
     return 0;
   }
   buf_addlit(L, &C->out, ",\"params\":");
-  return encode_into(L, &C->out, arg, AMT, OMT, C->max_depth - 1, E);
+  return enc_into(L, &C->out, arg, AMT, OMT, C->max_depth - 1, E);
 }
 
 
@@ -456,7 +354,7 @@ static int codec_request (lua_State *L) {
   check_rawid(L, 2, id, idlen);
   out_begin(L, C);
   add_method(L, C, 3, m, mlen);
-  if (!add_params(L, C, 4, &E)) return encode_fail(L, &E);
+  if (!add_params(L, C, 4, &E)) return enc_pushfail(L, &E);
   buf_addlit(L, &C->out, ",\"id\":");
   buf_add(L, &C->out, id, idlen);
   buf_addc(L, &C->out, '}');
@@ -471,7 +369,7 @@ static int codec_notification (lua_State *L) {
   Enc E;
   out_begin(L, C);
   add_method(L, C, 2, m, mlen);
-  if (!add_params(L, C, 3, &E)) return encode_fail(L, &E);
+  if (!add_params(L, C, 3, &E)) return enc_pushfail(L, &E);
   buf_addc(L, &C->out, '}');
   return out_push(L, C, lua_toboolean(L, 4));
 }

@@ -1,27 +1,25 @@
 /*
 ** core.c — the jrpc.core module. The core is one translation unit made
 ** of the files included below, so every helper stays static and only
-** luaopen_jrpc_core is exported.
+** luaopen_jrpc_core is exported. jrpc.h declares what each file provides,
+** so the order below is only for reading: layers first, the codec after
+** what it is made of.
 */
 #define _POSIX_C_SOURCE 200809L
 
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
 #include "jrpc.h"
 
-#include "buf.c"
-#include "udata.c"
-#include "scan.c"
-#include "encode.c"
-#include "tolua.c"
-#include "work.c"
-#include "message.c"
-#include "frame.c"
-#include "codec.c"
-#include "pending.c"
+#include "buf.c"       /* byte buffers */
+#include "num.c"       /* the number rules */
+#include "udata.c"     /* the userdata recipe */
+#include "scan.c"      /* strict JSON validation */
+#include "tolua.c"     /* JSON text to Lua values */
+#include "encode.c"    /* Lua values to JSON text */
+#include "work.c"      /* per-call temporaries */
+#include "frame.c"     /* ndjson and Content-Length framing */
+#include "message.c"   /* JSON-RPC messages and batches */
+#include "codec.c"     /* jrpc.Codec */
+#include "pending.c"   /* jrpc.Pending */
 
 /* module functions: upvalues array_mt, object_mt, a scratch codec */
 #define SCRATCH  ((Codec *)lua_touserdata(L, lua_upvalueindex(3)))
@@ -42,8 +40,8 @@ static int core_encode (lua_State *L) {
   luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
                 "max_depth must be from 1 to 1000");
   C->out.n = 0;
-  if (!encode_into(L, &C->out, 1, AMT, OMT, (int)depth, &E))
-    return encode_fail(L, &E);
+  if (!enc_into(L, &C->out, 1, AMT, OMT, (int)depth, &E))
+    return enc_pushfail(L, &E);
   lua_pushlstring(L, C->out.p, C->out.n);
   if (C->out.cap > 65536) buf_free(L, &C->out);  /* keep no big scratch */
   return 1;
@@ -56,7 +54,7 @@ static int core_decode (lua_State *L) {
   Work *W;
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
-  const char *e = s + len, *p = skip_ws(s, e), *end;
+  const char *e = s + len, *p = scan_skipws(s, e), *end;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
   Scan S;
   luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
@@ -64,8 +62,8 @@ static int core_decode (lua_State *L) {
   memset(&S, 0, sizeof(S));
   S.max_depth = (int)depth;
   end = scan_value(&S, p, e, 0);
-  if (end != NULL && skip_ws(end, e) != e)
-    end = scan_fail(&S, skip_ws(end, e), "trailing characters");
+  if (end != NULL && scan_skipws(end, e) != e)
+    end = scan_fail(&S, scan_skipws(end, e), "trailing characters");
   if (end == NULL) {
     lua_pushnil(L);
     lua_pushfstring(L, "%s at byte %d", S.err, (int)(S.at - s) + 1);
@@ -78,15 +76,15 @@ static int core_decode (lua_State *L) {
   }
   /* the text is argument 1, anchored; the temporaries are this call's */
   W = work_acquire(L, &C->work, lua_upvalueindex(3));
-  if (*p == '"') push_jstring(L, &W->scratch, p, end);
-  else if (*p == '-' || isdigit_(*p)) {
+  if (*p == '"') tolua_string(L, &W->scratch, p, end);
+  else if (*p == '-' || num_isdigit(*p)) {
     int isint;
     long long v;
     scan_number(&S, p, end, &isint);
-    if (isint && token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
-    else push_json(L, &W->tree, p, end, AMT);
+    if (isint && num_token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
+    else tolua_json(L, &W->tree, p, end, AMT);
   }
-  else push_json(L, &W->tree, p, end, AMT);
+  else tolua_json(L, &W->tree, p, end, AMT);
   work_release(L, W);
   return 1;
 }
@@ -169,15 +167,15 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, -4, "object_mt");
   /* a private codec gives the module functions their scratch buffers */
-  lua_pushcfunction(L, core_codec);
+  lua_pushcfunction(L, codec_new);
   lua_call(L, 0, 1);
   luaL_setfuncs(L, core_funcs, 3);       /* pops array_mt, object_mt, codec */
-  lua_pushcfunction(L, core_codec);
+  lua_pushcfunction(L, codec_new);
   lua_setfield(L, -2, "codec");
   lua_pushcfunction(L, core_now);
   lua_setfield(L, -2, "now");
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "null");
-  pending_open(L);
+  pd_open(L);
   return 1;
 }

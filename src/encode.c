@@ -5,21 +5,6 @@
 ** returning 0, so the caller can answer 'nil, msg'. Only memory errors raise.
 ** Tables are read with raw access: no metamethod runs during encoding.
 */
-#include <math.h>
-#include <stdio.h>
-
-/* stack slots holding the marker metatables while encoding */
-typedef struct Enc {
-  lua_State *L;
-  Buf *b;
-  int array_mt;       /* index of core.array_mt (an upvalue) */
-  int object_mt;      /* index of core.object_mt (an upvalue) */
-  int root;           /* absolute stack index of the value being encoded */
-  int max_depth;
-  char err[96];
-} Enc;
-
-
 static int enc_fail (Enc *E, const char *msg) {
   if (E->err[0] == '\0') snprintf(E->err, sizeof(E->err), "%s", msg);
   return 0;
@@ -50,7 +35,7 @@ static int enc_string (lua_State *L, Buf *b, const char *s, size_t len) {
     buf_add(L, b, (const char *)p, (size_t)(q - p));
     if (q >= e) break;
     if (esc_class[*q] == 2) {
-      int n = utf8_len(q, e);
+      int n = scan_utf8len(q, e);
       if (n == 0) return 0;
       buf_add(L, b, (const char *)q, (size_t)n);
       p = q + n;
@@ -112,7 +97,7 @@ static int enc_float (Enc *E, double d) {
   for (i = 0; i < n; i++) {
     char c = tmp[i];
     if (c == 'e' || c == 'E') plain = 0;
-    else if (!isdigit_(c) && c != '-' && c != '+') { tmp[i] = '.'; plain = 0; }
+    else if (!num_isdigit(c) && c != '-' && c != '+') { tmp[i] = '.'; plain = 0; }
   }
   buf_add(E->L, E->b, tmp, (size_t)n);
   if (plain) buf_addlit(E->L, E->b, ".0");
@@ -265,8 +250,8 @@ static int enc_value (Enc *E, int idx, int depth) {
 ** Encode the value at 'idx' into 'b'. 'amt'/'omt' are the stack indices
 ** of the marker metatables. Returns 1, or 0 with the reason in E->err.
 */
-static int encode_into (lua_State *L, Buf *b, int idx, int amt, int omt,
-                        int max_depth, Enc *E) {
+static int enc_into (lua_State *L, Buf *b, int idx, int amt, int omt,
+                     int max_depth, Enc *E) {
   E->L = L;
   E->b = b;
   E->array_mt = amt;
@@ -275,4 +260,12 @@ static int encode_into (lua_State *L, Buf *b, int idx, int amt, int omt,
   E->err[0] = '\0';
   E->root = lua_absindex(L, idx);
   return enc_value(E, E->root, 0);
+}
+
+
+/* an expected failure of an encoding: push nil and the reason */
+static int enc_pushfail (lua_State *L, const Enc *E) {
+  lua_pushnil(L);
+  lua_pushstring(L, E->err);
+  return 2;
 }

@@ -9,32 +9,6 @@
 
 #define MAX_HEADER_LINE  8192
 
-/* what frame_next found */
-enum { FR_MORE, FR_MSG, FR_EVENT };
-
-typedef struct Framer {
-  Buf in;              /* received bytes; [off, in.n) not yet consumed */
-  size_t off;
-  size_t scanned;      /* bytes after 'off' known to hold no '\n' */
-  size_t max_bytes;
-  int lsp;             /* 1: Content-Length framing */
-  int eof;             /* no more input will come */
-  int dropping;        /* dropping an oversized line (ndjson) or junk */
-  size_t discard;      /* body bytes still to drop (lsp, oversized) */
-  long long body;      /* lsp: length of the body being read, or -1 */
-  long long clen;      /* lsp: Content-Length seen in this header block */
-  int in_headers;      /* lsp: some header line was seen */
-} Framer;
-
-/* an event to report instead of a message */
-typedef struct FrameEvent {
-  int code;
-  const char *msg;
-  int reply;
-  char detail[96];
-} FrameEvent;
-
-
 static void frame_init (Framer *F, int lsp, size_t max_bytes) {
   memset(F, 0, sizeof(*F));
   F->lsp = lsp;
@@ -74,7 +48,7 @@ static int too_large (Framer *F, FrameEvent *ev) {
 
 
 static int blank (const char *p, const char *e) {
-  return skip_ws(p, e) == e;
+  return scan_skipws(p, e) == e;
 }
 
 
@@ -122,7 +96,7 @@ static int lower (int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
 
 /* an RFC 7230 token character (header names) */
 static int tchar (int c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isdigit_(c) ||
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || num_isdigit(c) ||
          (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
@@ -132,7 +106,7 @@ static long long parse_length (const char *p, const char *e) {
   long long v = 0;
   int digits = 0;
   while (p < e && (*p == ' ' || *p == '\t')) p++;
-  while (p < e && isdigit_(*p)) {
+  while (p < e && num_isdigit(*p)) {
     if (v > (LLONG_MAX - 9) / 10) return -1;
     v = v * 10 + (*p++ - '0');
     digits++;

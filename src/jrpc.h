@@ -1,14 +1,27 @@
 /*
-** jrpc.h — shared declarations of the C core.
-** The core is one translation unit: core.c includes every other src .c file,
-** so all functions stay static and only luaopen_jrpc_core is exported.
+** jrpc.h — the private header of the C core, included by core.c only.
+** The core is one translation unit: core.c includes every other src .c
+** file, so all functions stay static and only luaopen_jrpc_core is
+** exported. This header declares, grouped by the file that provides
+** them, every type and every function that another file uses, so no
+** file depends on the order in which core.c includes the others.
+** Cross-file names carry their file's prefix (buf_, num_, ud_, scan_,
+** tolua_, enc_, work_, frame_, msg_, codec_, pd_); names without one are
+** local to their file.
 */
 #ifndef jrpc_h
 #define jrpc_h
 
+#include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -78,5 +91,213 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L);
 /* JSON-RPC 2.0 error codes */
 #define JR_PARSE_ERROR      (-32700)
 #define JR_INVALID_REQUEST  (-32600)
+
+
+/* {======================================================
+** buf.c — growable byte buffers from the state's allocator
+** ======================================================= */
+typedef struct Buf {
+  char *p;
+  size_t n;    /* bytes in use */
+  size_t cap;  /* bytes allocated */
+} Buf;
+
+static int buf_nomem (lua_State *L);
+static void buf_free (lua_State *L, Buf *b);
+static char *buf_reserve (lua_State *L, Buf *b, size_t extra);
+static void buf_add (lua_State *L, Buf *b, const char *s, size_t len);
+static void buf_addc (lua_State *L, Buf *b, char c);
+#define buf_addlit(L, b, s)  buf_add(L, b, "" s, sizeof(s) - 1)
+/* }====================================================== */
+
+
+/* {======================================================
+** num.c — the number rules shared by decoding and encoding
+** ======================================================= */
+#define MAX_SAFE_INT  9007199254740992.0   /* 2^53 */
+
+static int num_isdigit (int c);
+static int num_fits_int64 (double d);
+static int num_token_int64 (const char *p, const char *e, long long *v);
+static void num_push (lua_State *L, double d);
+/* }====================================================== */
+
+
+/* {======================================================
+** udata.c — the one recipe for the core's userdata types
+** ======================================================= */
+typedef struct UdHead {
+  int closed;   /* set by __gc/__close: the object holds nothing any more */
+} UdHead;
+
+static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
+                        const luaL_Reg *methods, int nup);
+static void *ud_check (lua_State *L, int mt, const char *tname);
+/* }====================================================== */
+
+
+/* {======================================================
+** scan.c — the strict JSON validator (builds nothing)
+** ======================================================= */
+typedef struct Scan {
+  const char *err;     /* static description of the first error */
+  const char *at;      /* where it happened */
+  int max_depth;
+  int too_deep;        /* the error is a depth limit, not bad JSON */
+  int has_nul;         /* some string holds \u0000 (cJSON would cut it) */
+} Scan;
+
+static const char *scan_fail (Scan *S, const char *p, const char *msg);
+static const char *scan_skipws (const char *p, const char *e);
+static int scan_utf8len (const unsigned char *p, const unsigned char *e);
+static long scan_hex4 (const char *p);
+static const char *scan_string (Scan *S, const char *p, const char *e);
+static const char *scan_number (Scan *S, const char *p, const char *e,
+                                int *isint);
+static const char *scan_value (Scan *S, const char *p, const char *e,
+                               int depth);
+/* }====================================================== */
+
+
+/* {======================================================
+** tolua.c — validated JSON text to Lua values
+** ======================================================= */
+static void tolua_unescape (lua_State *L, Buf *b, const char *p,
+                            const char *e);
+static void tolua_string (lua_State *L, Buf *scratch, const char *p,
+                          const char *e);
+static void tolua_json (lua_State *L, cJSON **slot, const char *p,
+                        const char *e, int amt);
+/* }====================================================== */
+
+
+/* {======================================================
+** encode.c — Lua values to compact JSON
+** ======================================================= */
+typedef struct Enc {
+  lua_State *L;
+  Buf *b;
+  int array_mt;       /* index of core.array_mt (an upvalue) */
+  int object_mt;      /* index of core.object_mt (an upvalue) */
+  int root;           /* absolute stack index of the value being encoded */
+  int max_depth;
+  char err[96];
+} Enc;
+
+static int enc_string (lua_State *L, Buf *b, const char *s, size_t len);
+static void enc_integer (lua_State *L, Buf *b, long long v);
+static int enc_into (lua_State *L, Buf *b, int idx, int amt, int omt,
+                     int max_depth, Enc *E);
+static int enc_pushfail (lua_State *L, const Enc *E);
+/* }====================================================== */
+
+
+/* {======================================================
+** work.c — per-call temporaries of a decode (jrpc.Work)
+** ======================================================= */
+typedef struct Work {
+  UdHead h;
+  int busy;          /* a call is using it */
+  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
+  Buf scratch;       /* unescaped strings, canonical ids */
+  Buf spans;         /* batch member offsets */
+  Buf msg;           /* a copy of the message being decoded (codec:next) */
+} Work;
+
+static void work_free (lua_State *L, Work *W);
+static Work *work_acquire (lua_State *L, Work **resident, int owner);
+static void work_release (lua_State *L, Work *W);
+static void work_open (lua_State *L);
+/* }====================================================== */
+
+
+/* {======================================================
+** frame.c — push framers (ndjson, Content-Length)
+** ======================================================= */
+enum { FR_MORE, FR_MSG, FR_EVENT };   /* what frame_next found */
+
+typedef struct Framer {
+  Buf in;              /* received bytes; [off, in.n) not yet consumed */
+  size_t off;
+  size_t scanned;      /* bytes after 'off' known to hold no '\n' */
+  size_t max_bytes;
+  int lsp;             /* 1: Content-Length framing */
+  int eof;             /* no more input will come */
+  int dropping;        /* dropping an oversized line (ndjson) or junk */
+  size_t discard;      /* body bytes still to drop (lsp, oversized) */
+  long long body;      /* lsp: length of the body being read, or -1 */
+  long long clen;      /* lsp: Content-Length seen in this header block */
+  int in_headers;      /* lsp: some header line was seen */
+} Framer;
+
+/* an event to report instead of a message */
+typedef struct FrameEvent {
+  int code;
+  const char *msg;
+  int reply;
+  char detail[96];
+} FrameEvent;
+
+static void frame_init (Framer *F, int lsp, size_t max_bytes);
+static void frame_feed (lua_State *L, Framer *F, const char *s, size_t len);
+static int frame_next (Framer *F, const char **mp, const char **me,
+                       FrameEvent *ev);
+static size_t frame_want (const Framer *F);
+/* }====================================================== */
+
+
+/* {======================================================
+** message.c — classify JSON-RPC messages and push them
+** ======================================================= */
+enum { PROFILE_JSONRPC, PROFILE_MCP, PROFILE_LSP };
+
+/* what decoding a message needs from its codec */
+typedef struct MsgCtx {
+  int profile;
+  int max_batch;
+  Scan S;          /* scanner settings (max_depth) and last error */
+  Buf *scratch;    /* unescaped strings, canonical ids */
+  Buf *spans;      /* batch member offsets */
+  cJSON **tree;    /* the cJSON tree being converted, if any */
+  int amt;         /* stack index of core.array_mt */
+} MsgCtx;
+
+static int msg_pushinvalid (lua_State *L, int code, const char *msg,
+                            const char *rawid, size_t idlen, int reply,
+                            const char *detail);
+static int msg_decode (lua_State *L, MsgCtx *M, const char *p,
+                       const char *e);
+/* }====================================================== */
+
+
+/* {======================================================
+** codec.c — the codec userdata (jrpc.Codec)
+** ======================================================= */
+#define AMT  lua_upvalueindex(1)   /* core.array_mt, in codec methods */
+#define OMT  lua_upvalueindex(2)   /* core.object_mt */
+
+#define DEFAULT_MAX_DEPTH  128
+#define DEPTH_CEILING      1000    /* cJSON's own nesting limit */
+
+typedef struct Codec {
+  UdHead h;
+  Framer F;
+  int profile;
+  int max_depth;
+  int max_batch;
+  Buf out;           /* encoder output (encoding runs no Lua code) */
+  Work *work;        /* the resident Work (user value 1), or NULL */
+} Codec;
+
+static int codec_new (lua_State *L);
+static void codec_open (lua_State *L);
+/* }====================================================== */
+
+
+/* {======================================================
+** pending.c — the pending-id table (jrpc.Pending)
+** ======================================================= */
+static void pd_open (lua_State *L);
+/* }====================================================== */
 
 #endif

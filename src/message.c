@@ -1,22 +1,10 @@
 /*
-** message.c — classify one JSON-RPC 2.0 message and push it for Lua.
+** message.c — classify one JSON-RPC 2.0 message (or a batch of them)
+** and push it for Lua.
 ** The envelope (jsonrpc, method, id, params, result, error) is read here,
 ** member by member, so the id keeps its exact bytes; member values are
 ** built by cJSON (tolua.c). See CORE_API.md for what is pushed.
 */
-
-enum { PROFILE_JSONRPC, PROFILE_MCP, PROFILE_LSP };
-
-/* what decoding a message needs from its codec */
-typedef struct MsgCtx {
-  int profile;
-  int max_batch;
-  Scan S;          /* scanner settings (max_depth) and last error */
-  Buf *scratch;    /* unescaped strings, canonical ids */
-  Buf *spans;      /* batch member offsets */
-  cJSON **tree;    /* the cJSON tree being converted, if any */
-  int amt;         /* stack index of core.array_mt */
-} MsgCtx;
 
 /* a member's value: the bytes [p, e), or p == NULL when absent */
 typedef struct Span { const char *p, *e; } Span;
@@ -37,9 +25,9 @@ static void reset_scan (MsgCtx *M) {
 
 
 /* push the 6 values of an "invalid" event */
-static int push_invalid (lua_State *L, int code, const char *msg,
-                         const char *rawid, size_t idlen, int reply,
-                         const char *detail) {
+static int msg_pushinvalid (lua_State *L, int code, const char *msg,
+                            const char *rawid, size_t idlen, int reply,
+                            const char *detail) {
   lua_pushliteral(L, "invalid");
   lua_pushinteger(L, code);
   lua_pushstring(L, msg);
@@ -57,9 +45,9 @@ static int push_scan_error (lua_State *L, MsgCtx *M, const char *start) {
   snprintf(detail, sizeof(detail), "%s at byte %ld", M->S.err,
            (long)(M->S.at - start) + 1);
   if (M->S.too_deep)
-    return push_invalid(L, JR_INVALID_REQUEST, "Nesting too deep", NULL, 0,
-                        1, detail);
-  return push_invalid(L, JR_PARSE_ERROR, "Parse error", NULL, 0, 1, detail);
+    return msg_pushinvalid(L, JR_INVALID_REQUEST, "Nesting too deep", NULL, 0,
+                           1, detail);
+  return msg_pushinvalid(L, JR_PARSE_ERROR, "Parse error", NULL, 0, 1, detail);
 }
 
 
@@ -74,7 +62,7 @@ static Span *member_slot (lua_State *L, MsgCtx *M, Envelope *env,
   Span key;
   key.p = k + 1; key.e = ke - 1;
   if (memchr(k, '\\', (size_t)(ke - k)) != NULL) {  /* escaped key */
-    unescape_into(L, M->scratch, k, ke);
+    tolua_unescape(L, M->scratch, k, ke);
     key.p = M->scratch->p; key.e = M->scratch->p + M->scratch->n;
   }
   switch (key.e - key.p) {
@@ -99,7 +87,7 @@ static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
                                   const char *p, const char *e) {
   Scan *S = &M->S;
   memset(env, 0, sizeof(*env));
-  p = skip_ws(p + 1, e);
+  p = scan_skipws(p + 1, e);
   if (p < e && *p == '}') return p + 1;
   for (;;) {
     const char *k = p, *v;
@@ -108,12 +96,12 @@ static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
     if (p >= e || *p != '"') return scan_fail(S, p, "expected a key");
     if ((p = scan_string(S, p, e)) == NULL) return NULL;
     slot = member_slot(L, M, env, k, p);
-    p = skip_ws(p, e);
+    p = scan_skipws(p, e);
     if (p >= e || *p != ':') return scan_fail(S, p, "expected ':'");
-    v = skip_ws(p + 1, e);
+    v = scan_skipws(p + 1, e);
     nul = S->has_nul;
     S->has_nul = 0;
-    if (slot == &env->id && v < e && (*v == '-' || isdigit_(*v)))
+    if (slot == &env->id && v < e && (*v == '-' || num_isdigit(*v)))
       p = scan_number(S, v, e, &env->id_isint);
     else
       p = scan_value(S, v, e, 1);
@@ -126,8 +114,8 @@ static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
       if (slot->p != NULL && env->dup == NULL) env->dup = "duplicate member";
       slot->p = v; slot->e = p;
     }
-    p = skip_ws(p, e);
-    if (p < e && *p == ',') p = skip_ws(p + 1, e);
+    p = scan_skipws(p, e);
+    if (p < e && *p == ',') p = scan_skipws(p + 1, e);
     else if (p < e && *p == '}') return p + 1;
     else return scan_fail(S, p, "expected ',' or '}'");
   }
@@ -139,7 +127,7 @@ static int is_version (MsgCtx *M, lua_State *L, const Span *s) {
   if (s->p == NULL || *s->p != '"') return 0;
   if (span_is(s, "\"2.0\"", 5)) return 1;
   if (memchr(s->p, '\\', (size_t)(s->e - s->p)) == NULL) return 0;
-  unescape_into(L, M->scratch, s->p, s->e);
+  tolua_unescape(L, M->scratch, s->p, s->e);
   return M->scratch->n == 3 && memcmp(M->scratch->p, "2.0", 3) == 0;
 }
 
@@ -156,7 +144,7 @@ static int id_ok (MsgCtx *M, const Envelope *env, const char **why) {
     case '-': case '0': case '1': case '2': case '3': case '4':
     case '5': case '6': case '7': case '8': case '9':
       if (M->profile == PROFILE_MCP &&
-          (!env->id_isint || !token_int64(id->p, id->e, &v))) {
+          (!env->id_isint || !num_token_int64(id->p, id->e, &v))) {
         *why = "id must be a string or a 64-bit integer";
         return 0;
       }
@@ -172,13 +160,13 @@ static int id_ok (MsgCtx *M, const Envelope *env, const char **why) {
 static void push_id (lua_State *L, MsgCtx *M, const Envelope *env) {
   const Span *id = &env->id;
   long long v;
-  if (*id->p == '"') push_jstring(L, M->scratch, id->p, id->e);
+  if (*id->p == '"') tolua_string(L, M->scratch, id->p, id->e);
   else if (*id->p == 'n') lua_pushlightuserdata(L, NULL);
-  else if (env->id_isint && token_int64(id->p, id->e, &v))
+  else if (env->id_isint && num_token_int64(id->p, id->e, &v))
     lua_pushinteger(L, (lua_Integer)v);
   else {  /* fractional or huge: Lua sees a float; the reply echoes rawid */
     cJSON *n = cJSON_ParseWithLength(id->p, (size_t)(id->e - id->p));
-    if (n == NULL) jr_nomem(L);  /* the token is valid: only memory fails */
+    if (n == NULL) buf_nomem(L);  /* the token is valid: only memory fails */
     lua_pushnumber(L, (lua_Number)n->valuedouble);
     cJSON_Delete(n);
   }
@@ -195,7 +183,7 @@ static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
     Buf *b = M->scratch;
     size_t len;
     const char *s;
-    push_jstring(L, b, id->p, id->e);  /* the decoded text, as a Lua string */
+    tolua_string(L, b, id->p, id->e);  /* the decoded text, as a Lua string */
     s = lua_tolstring(L, -1, &len);    /* stable while on the stack */
     b->n = 0;
     enc_string(L, b, s, len);  /* valid UTF-8: it came from a valid token */
@@ -209,9 +197,9 @@ static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
 static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   int isreq = (env->id.p != NULL);
   lua_pushstring(L, isreq ? "request" : "notification");
-  push_jstring(L, M->scratch, env->method.p, env->method.e);
+  tolua_string(L, M->scratch, env->method.p, env->method.e);
   if (env->params.p != NULL)
-    push_json(L, M->tree, env->params.p, env->params.e, M->amt);
+    tolua_json(L, M->tree, env->params.p, env->params.e, M->amt);
   else lua_pushnil(L);
   if (!isreq) return 3;
   push_id(L, M, env);
@@ -227,8 +215,8 @@ static int classify_call (lua_State *L, MsgCtx *M, const Envelope *env) {
   size_t idlen = 0;
   if (env->id.p != NULL) {
     if (!id_ok(M, env, &why))
-      return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0,
-                          1, why);
+      return msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0,
+                             1, why);
     rawid = env->id.p; idlen = (size_t)(env->id.e - env->id.p);
   }
   if (env->dup) why = "a member is given twice";
@@ -243,8 +231,8 @@ static int classify_call (lua_State *L, MsgCtx *M, const Envelope *env) {
   else if (env->value_nul && env->params.p)
     why = "strings holding \\u0000 are not supported in params";
   if (why != NULL)
-    return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", rawid,
-                        idlen, 1, why);
+    return msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", rawid,
+                           idlen, 1, why);
   return push_request(L, M, env);
 }
 
@@ -254,7 +242,7 @@ static const char *check_error_table (lua_State *L) {
   lua_Number c;
   lua_getfield(L, -1, "code");
   c = lua_tonumber(L, -1);
-  if (lua_type(L, -1) != LUA_TNUMBER || !fits_int64((double)c)) {
+  if (lua_type(L, -1) != LUA_TNUMBER || !num_fits_int64((double)c)) {
     lua_pop(L, 1);
     return "error.code must be an integer";
   }
@@ -287,9 +275,9 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
     lua_pushstring(L, env->result.p ? "result" : "error");
     push_match_id(L, M, &env->id);
     if (env->result.p)
-      push_json(L, M->tree, env->result.p, env->result.e, M->amt);
+      tolua_json(L, M->tree, env->result.p, env->result.e, M->amt);
     else {
-      push_json(L, M->tree, env->error.p, env->error.e, M->amt);
+      tolua_json(L, M->tree, env->error.p, env->error.e, M->amt);
       why = check_error_table(L);
     }
     if (why == NULL) {
@@ -300,18 +288,18 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
   }
   /* broken responses get no reply; the id lets Lua settle the request */
   if (env->id.p != NULL && (*env->id.p == '"' || *env->id.p == '-' ||
-                            isdigit_(*env->id.p))) {
+                            num_isdigit(*env->id.p))) {
     int n;
     push_match_id(L, M, &env->id);
-    n = push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
-                     why);
+    n = msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
+                        why);
     lua_pushvalue(L, top + 1);  /* the match id */
     lua_replace(L, top + 5);    /* the rawid slot of the event */
     lua_remove(L, top + 1);
     return n;
   }
-  return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
-                      why);
+  return msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
+                         why);
 }
 
 
@@ -323,15 +311,15 @@ static int decode_one (lua_State *L, MsgCtx *M, const char *p,
   reset_scan(M);
   if (p >= e || *p != '{') {  /* valid JSON that is not an object? */
     end = scan_value(&M->S, p, e, 0);
-    if (end != NULL && skip_ws(end, e) != e)
-      end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
+    if (end != NULL && scan_skipws(end, e) != e)
+      end = scan_fail(&M->S, scan_skipws(end, e), "trailing characters");
     if (end == NULL) return push_scan_error(L, M, p);
-    return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 1,
-                        "a message must be an object");
+    return msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 1,
+                           "a message must be an object");
   }
   end = scan_envelope(L, M, &env, p, e);
-  if (end != NULL && skip_ws(end, e) != e)
-    end = scan_fail(&M->S, skip_ws(end, e), "trailing characters");
+  if (end != NULL && scan_skipws(end, e) != e)
+    end = scan_fail(&M->S, scan_skipws(end, e), "trailing characters");
   if (end == NULL) return push_scan_error(L, M, p);
   if (env.method.p != NULL) {
     /* LSP clients (e.g. eglot) send "params": null: read it as absent */
@@ -344,8 +332,101 @@ static int decode_one (lua_State *L, MsgCtx *M, const char *p,
   if (env.id.p != NULL && *env.id.p != '{' && *env.id.p != '[' &&
       *env.id.p != 't' && *env.id.p != 'f' &&
       !(M->profile == PROFILE_MCP && *env.id.p == 'n'))
-    return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", env.id.p,
-                        (size_t)(env.id.e - env.id.p), 1, "method is missing");
-  return push_invalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 1,
-                      "method is missing");
+    return msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", env.id.p,
+                           (size_t)(env.id.e - env.id.p), 1, "method is missing");
+  return msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 1,
+                         "method is missing");
+}
+
+
+/* {======================= batches =============================== */
+
+static int batch_error (lua_State *L, MsgCtx *M, const char *p,
+                        const char *e) {
+  const char *end = scan_value(&M->S, p, e, 0);
+  if (end != NULL && scan_skipws(end, e) != e)
+    end = scan_fail(&M->S, scan_skipws(end, e), "trailing characters");
+  return end == NULL ? push_scan_error(L, M, p) : 0;
+}
+
+
+/*
+** Pack the 'n' values on top of the stack into a new array with field
+** 'n' (values may be nil, e.g. absent params: use unpack(t, 1, t.n)).
+*/
+static void pack_top (lua_State *L, int n) {
+  int i, base = lua_gettop(L) - n;
+  lua_createtable(L, n, 1);
+  for (i = 1; i <= n; i++) {
+    lua_pushvalue(L, base + i);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pushinteger(L, n);
+  lua_setfield(L, -2, "n");
+  lua_replace(L, base + 1);
+  lua_settop(L, base + 1);
+}
+
+
+/* a batch: [p, e) starts with '[' */
+static int decode_batch (lua_State *L, MsgCtx *M, const char *p,
+                         const char *e) {
+  const char *q;
+  size_t count = 0, i;
+  size_t *off;
+  reset_scan(M);
+  if (M->profile != PROFILE_JSONRPC) {
+    int n = batch_error(L, M, p, e);
+    return n ? n : msg_pushinvalid(L, JR_INVALID_REQUEST, "Batches are not allowed",
+                                   NULL, 0, 1, "this profile has no batches");
+  }
+  M->spans->n = 0;
+  q = scan_skipws(p + 1, e);
+  if (q < e && *q == ']') {
+    int n = batch_error(L, M, p, e);
+    return n ? n : msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL,
+                                   0, 1, "empty batch");
+  }
+  for (;;) {
+    const char *end = scan_value(&M->S, q, e, 1);
+    size_t pair[2];
+    if (end == NULL) return push_scan_error(L, M, p);
+    if (++count > (size_t)M->max_batch) {
+      char detail[64];
+      snprintf(detail, sizeof(detail), "more than %d members", M->max_batch);
+      return msg_pushinvalid(L, JR_INVALID_REQUEST, "Batch too large", NULL, 0,
+                             1, detail);
+    }
+    pair[0] = (size_t)(q - p); pair[1] = (size_t)(end - p);
+    buf_add(L, M->spans, (const char *)pair, sizeof(pair));
+    q = scan_skipws(end, e);
+    if (q < e && *q == ',') { q = scan_skipws(q + 1, e); continue; }
+    if (q < e && *q == ']') break;
+    scan_fail(&M->S, q, "expected ',' or ']'");
+    return push_scan_error(L, M, p);
+  }
+  if (scan_skipws(q + 1, e) != e) {
+    scan_fail(&M->S, scan_skipws(q + 1, e), "trailing characters");
+    return push_scan_error(L, M, p);
+  }
+  lua_pushliteral(L, "batch");
+  lua_createtable(L, (int)count, 0);
+  off = (size_t *)M->spans->p;  /* stable: spans is this call's, not written below */
+  for (i = 0; i < count; i++) {
+    luaL_checkstack(L, 8, "batch too large");
+    pack_top(L, decode_one(L, M, p + off[2 * i], p + off[2 * i + 1]));
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  return 2;
+}
+
+/* }=============================================================== */
+
+
+/* decode the message [p, e) */
+static int msg_decode (lua_State *L, MsgCtx *M, const char *p,
+                       const char *e) {
+  p = scan_skipws(p, e);
+  if (p < e && *p == '[') return decode_batch(L, M, p, e);
+  return decode_one(L, M, p, e);
 }

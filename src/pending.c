@@ -294,7 +294,7 @@ static void pd_grow (lua_State *L, PdTable *p) {
     pd_free(L, order, ncap * sizeof(uint32_t));
     pd_free(L, due, ncap * sizeof(double));
     pd_free(L, bucket, nb * sizeof(uint32_t));
-    jr_nomem(L);
+    buf_nomem(L);
   }
   /* commit */
   if (p->count > 0)
@@ -465,7 +465,7 @@ static int pending_add (lua_State *L) {
   if (len > PD_SHORTKEY) {
     out = (char *)pd_realloc(L, NULL, 0, len);
     if (jr_unlikely(out == NULL))
-      jr_nomem(L);
+      buf_nomem(L);
     memcpy(out, key, len);
   }
   /* from here on nothing can fail */
@@ -681,7 +681,7 @@ static const luaL_Reg pending_metamethods[] = {
 
 
 /* module table on top; the metatable is upvalue 1 of every method */
-static void pending_open (lua_State *L) {
+static void pd_open (lua_State *L) {
   ud_newmeta(L, PD_TNAME, pending_metamethods, pending_methods, 0);
   lua_pushcfunction(L, pending_new);
   lua_setfield(L, -2, "pending");

@@ -7,22 +7,13 @@
 ** (with the exact bytes of the id). Only then does cJSON build values.
 */
 
-typedef struct Scan {
-  const char *err;     /* static description of the first error */
-  const char *at;      /* where it happened */
-  int max_depth;
-  int too_deep;        /* the error is a depth limit, not bad JSON */
-  int has_nul;         /* some string holds \u0000 (cJSON would cut it) */
-} Scan;
-
-
 static const char *scan_fail (Scan *S, const char *p, const char *msg) {
   if (S->err == NULL) { S->err = msg; S->at = p; }
   return NULL;
 }
 
 
-static const char *skip_ws (const char *p, const char *e) {
+static const char *scan_skipws (const char *p, const char *e) {
   while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
     p++;
   return p;
@@ -33,7 +24,7 @@ static const char *skip_ws (const char *p, const char *e) {
 ** Length of the valid UTF-8 sequence at 'p' (1..4), or 0. Rejects
 ** overlong forms, surrogates (U+D800..DFFF) and code points past U+10FFFF.
 */
-static int utf8_len (const unsigned char *p, const unsigned char *e) {
+static int scan_utf8len (const unsigned char *p, const unsigned char *e) {
   unsigned c = p[0];
   if (c < 0x80) return 1;
   if (c < 0xC2) return 0;
@@ -67,8 +58,8 @@ static int hexval (int c) {
 }
 
 
-/* read 4 hex digits at 'p' (p + 4 <= e checked by the caller) */
-static long hex4 (const char *p) {
+/* read 4 hex digits at 'p' (p + 4 <= e checked by the caller), or -1 */
+static long scan_hex4 (const char *p) {
   long v = 0;
   int i;
   for (i = 0; i < 4; i++) {
@@ -94,7 +85,7 @@ static const char *scan_escape (Scan *S, const char *p, const char *e) {
     case 'u': break;
     default: return scan_fail(S, p, "invalid escape");
   }
-  if (e - p < 6 || (u = hex4(p + 2)) < 0)
+  if (e - p < 6 || (u = scan_hex4(p + 2)) < 0)
     return scan_fail(S, p, "invalid \\u escape");
   if (u == 0) S->has_nul = 1;
   if (u >= 0xDC00 && u <= 0xDFFF)
@@ -102,7 +93,7 @@ static const char *scan_escape (Scan *S, const char *p, const char *e) {
   if (u >= 0xD800 && u <= 0xDBFF) {  /* must pair with a low surrogate */
     long lo;
     if (e - p < 12 || p[6] != '\\' || p[7] != 'u' ||
-        (lo = hex4(p + 8)) < 0xDC00 || lo > 0xDFFF)
+        (lo = scan_hex4(p + 8)) < 0xDC00 || lo > 0xDFFF)
       return scan_fail(S, p, "lone high surrogate in \\u escape");
     return p + 12;
   }
@@ -122,16 +113,13 @@ static const char *scan_string (Scan *S, const char *p, const char *e) {
     else if (c < 0x20) return scan_fail(S, p, "control character in string");
     else if (c < 0x80) p++;
     else {
-      int n = utf8_len((const unsigned char *)p, (const unsigned char *)e);
+      int n = scan_utf8len((const unsigned char *)p, (const unsigned char *)e);
       if (n == 0) return scan_fail(S, p, "invalid UTF-8");
       p += n;
     }
   }
   return scan_fail(S, p, "unfinished string");
 }
-
-
-static int isdigit_ (int c) { return c >= '0' && c <= '9'; }
 
 
 /*
@@ -144,20 +132,20 @@ static const char *scan_number (Scan *S, const char *p, const char *e,
   *isint = 1;
   if (p < e && *p == '-') p++;
   if (p < e && *p == '0') p++;
-  else if (p < e && isdigit_(*p)) { while (p < e && isdigit_(*p)) p++; }
+  else if (p < e && num_isdigit(*p)) { while (p < e && num_isdigit(*p)) p++; }
   else return scan_fail(S, s, "invalid number");
   if (p < e && *p == '.') {
     *isint = 0;
     p++;
-    if (p >= e || !isdigit_(*p)) return scan_fail(S, s, "invalid number");
-    while (p < e && isdigit_(*p)) p++;
+    if (p >= e || !num_isdigit(*p)) return scan_fail(S, s, "invalid number");
+    while (p < e && num_isdigit(*p)) p++;
   }
   if (p < e && (*p == 'e' || *p == 'E')) {
     *isint = 0;
     p++;
     if (p < e && (*p == '+' || *p == '-')) p++;
-    if (p >= e || !isdigit_(*p)) return scan_fail(S, s, "invalid number");
-    while (p < e && isdigit_(*p)) p++;
+    if (p >= e || !num_isdigit(*p)) return scan_fail(S, s, "invalid number");
+    while (p < e && num_isdigit(*p)) p++;
   }
   return p;
 }
@@ -177,12 +165,12 @@ static const char *scan_value (Scan *S, const char *p, const char *e,
 
 static const char *scan_array (Scan *S, const char *p, const char *e,
                                int depth) {
-  p = skip_ws(p + 1, e);
+  p = scan_skipws(p + 1, e);
   if (p < e && *p == ']') return p + 1;
   for (;;) {
     if ((p = scan_value(S, p, e, depth)) == NULL) return NULL;
-    p = skip_ws(p, e);
-    if (p < e && *p == ',') p = skip_ws(p + 1, e);
+    p = scan_skipws(p, e);
+    if (p < e && *p == ',') p = scan_skipws(p + 1, e);
     else if (p < e && *p == ']') return p + 1;
     else return scan_fail(S, p, "expected ',' or ']'");
   }
@@ -191,17 +179,17 @@ static const char *scan_array (Scan *S, const char *p, const char *e,
 
 static const char *scan_object (Scan *S, const char *p, const char *e,
                                 int depth) {
-  p = skip_ws(p + 1, e);
+  p = scan_skipws(p + 1, e);
   if (p < e && *p == '}') return p + 1;
   for (;;) {
     if (p >= e || *p != '"') return scan_fail(S, p, "expected a key");
     if ((p = scan_string(S, p, e)) == NULL) return NULL;
-    p = skip_ws(p, e);
+    p = scan_skipws(p, e);
     if (p >= e || *p != ':') return scan_fail(S, p, "expected ':'");
-    if ((p = scan_value(S, skip_ws(p + 1, e), e, depth)) == NULL)
+    if ((p = scan_value(S, scan_skipws(p + 1, e), e, depth)) == NULL)
       return NULL;
-    p = skip_ws(p, e);
-    if (p < e && *p == ',') p = skip_ws(p + 1, e);
+    p = scan_skipws(p, e);
+    if (p < e && *p == ',') p = scan_skipws(p + 1, e);
     else if (p < e && *p == '}') return p + 1;
     else return scan_fail(S, p, "expected ',' or '}'");
   }
@@ -229,75 +217,7 @@ static const char *scan_value (Scan *S, const char *p, const char *e,
     case 'f': return scan_literal(S, p, e, "false", 5);
     case 'n': return scan_literal(S, p, e, "null", 4);
     default:
-      if (*p == '-' || isdigit_(*p)) return scan_number(S, p, e, &isint);
+      if (*p == '-' || num_isdigit(*p)) return scan_number(S, p, e, &isint);
       return scan_fail(S, p, "unexpected character");
-  }
-}
-
-
-/*
-** Decode the JSON string token [p, e) (quotes included, already
-** validated) into 'b'. Used for envelope strings only (method, ids);
-** values go through cJSON.
-*/
-static void unescape_into (lua_State *L, Buf *b, const char *p,
-                           const char *e) {
-  p++; e--;  /* drop the quotes */
-  b->n = 0;
-  while (p < e) {
-    const char *q = p;
-    while (q < e && *q != '\\') q++;
-    buf_add(L, b, p, (size_t)(q - p));
-    if (q >= e) break;
-    switch (q[1]) {
-      case 'b': buf_addc(L, b, '\b'); p = q + 2; break;
-      case 'f': buf_addc(L, b, '\f'); p = q + 2; break;
-      case 'n': buf_addc(L, b, '\n'); p = q + 2; break;
-      case 'r': buf_addc(L, b, '\r'); p = q + 2; break;
-      case 't': buf_addc(L, b, '\t'); p = q + 2; break;
-      case 'u': {
-        unsigned long cp = (unsigned long)hex4(q + 2);
-        char u[4];
-        int n;
-        p = q + 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {  /* validated pair */
-          cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)hex4(q + 8) - 0xDC00);
-          p = q + 12;
-        }
-        if (cp < 0x80) { u[0] = (char)cp; n = 1; }
-        else if (cp < 0x800) {
-          u[0] = (char)(0xC0 | (cp >> 6)); u[1] = (char)(0x80 | (cp & 0x3F));
-          n = 2;
-        }
-        else if (cp < 0x10000) {
-          u[0] = (char)(0xE0 | (cp >> 12));
-          u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-          u[2] = (char)(0x80 | (cp & 0x3F));
-          n = 3;
-        }
-        else {
-          u[0] = (char)(0xF0 | (cp >> 18));
-          u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-          u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-          u[3] = (char)(0x80 | (cp & 0x3F));
-          n = 4;
-        }
-        buf_add(L, b, u, (size_t)n);
-        break;
-      }
-      default: buf_addc(L, b, q[1]); p = q + 2; break;  /* " \ / */
-    }
-  }
-}
-
-
-/* push the Lua string of a validated JSON string token */
-static void push_jstring (lua_State *L, Buf *scratch, const char *p,
-                          const char *e) {
-  if (memchr(p, '\\', (size_t)(e - p)) == NULL)
-    lua_pushlstring(L, p + 1, (size_t)(e - p - 2));
-  else {
-    unescape_into(L, scratch, p, e);
-    lua_pushlstring(L, scratch->p, scratch->n);
   }
 }

@@ -1,22 +1,77 @@
 /*
-** tolua.c — JSON values to Lua values. The text was already validated by
-** scan.c (grammar, UTF-8, depth), so cJSON only builds the tree here;
-** the tree is parked in a slot owned by a userdata until it is freed,
-** so a memory error while pushing Lua values cannot leak it.
+** tolua.c — JSON values to Lua values: every Lua value a decode makes is
+** pushed here. The text was already validated by scan.c (grammar, UTF-8,
+** depth), so nothing here checks it again. Envelope strings (methods,
+** ids) are unescaped by hand; other values are built by cJSON, whose
+** tree is parked in a slot owned by a userdata until it is freed, so a
+** memory error while pushing Lua values cannot leak it.
 */
-#include <cjson/cJSON.h>
 
-#define MAX_SAFE_INT  9007199254740992.0   /* 2^53 */
-
-
-static void push_number (lua_State *L, double d) {
-#if !defined(JR_NO_INTEGERS)
-  if (d >= -MAX_SAFE_INT && d <= MAX_SAFE_INT && d == (double)(lua_Integer)d) {
-    lua_pushinteger(L, (lua_Integer)d);
-    return;
+/*
+** Decode the JSON string token [p, e) (quotes included, already
+** validated) into 'b'. Used for envelope strings only (method, ids);
+** values go through cJSON.
+*/
+static void tolua_unescape (lua_State *L, Buf *b, const char *p,
+                            const char *e) {
+  p++; e--;  /* drop the quotes */
+  b->n = 0;
+  while (p < e) {
+    const char *q = p;
+    while (q < e && *q != '\\') q++;
+    buf_add(L, b, p, (size_t)(q - p));
+    if (q >= e) break;
+    switch (q[1]) {
+      case 'b': buf_addc(L, b, '\b'); p = q + 2; break;
+      case 'f': buf_addc(L, b, '\f'); p = q + 2; break;
+      case 'n': buf_addc(L, b, '\n'); p = q + 2; break;
+      case 'r': buf_addc(L, b, '\r'); p = q + 2; break;
+      case 't': buf_addc(L, b, '\t'); p = q + 2; break;
+      case 'u': {
+        unsigned long cp = (unsigned long)scan_hex4(q + 2);
+        char u[4];
+        int n;
+        p = q + 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {  /* validated pair */
+          cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)scan_hex4(q + 8) - 0xDC00);
+          p = q + 12;
+        }
+        if (cp < 0x80) { u[0] = (char)cp; n = 1; }
+        else if (cp < 0x800) {
+          u[0] = (char)(0xC0 | (cp >> 6)); u[1] = (char)(0x80 | (cp & 0x3F));
+          n = 2;
+        }
+        else if (cp < 0x10000) {
+          u[0] = (char)(0xE0 | (cp >> 12));
+          u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          u[2] = (char)(0x80 | (cp & 0x3F));
+          n = 3;
+        }
+        else {
+          u[0] = (char)(0xF0 | (cp >> 18));
+          u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+          u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          u[3] = (char)(0x80 | (cp & 0x3F));
+          n = 4;
+        }
+        buf_add(L, b, u, (size_t)n);
+        break;
+      }
+      default: buf_addc(L, b, q[1]); p = q + 2; break;  /* " \ / */
+    }
   }
-#endif
-  lua_pushnumber(L, (lua_Number)d);
+}
+
+
+/* push the Lua string of a validated JSON string token */
+static void tolua_string (lua_State *L, Buf *scratch, const char *p,
+                          const char *e) {
+  if (memchr(p, '\\', (size_t)(e - p)) == NULL)
+    lua_pushlstring(L, p + 1, (size_t)(e - p - 2));
+  else {
+    tolua_unescape(L, scratch, p, e);
+    lua_pushlstring(L, scratch->p, scratch->n);
+  }
 }
 
 
@@ -55,9 +110,9 @@ static const char *number_token (Tree *T, int k, const char **te) {
         if (*p == '\\') p++;
       p++;
     }
-    else if (c == '-' || isdigit_(c)) {
+    else if (c == '-' || num_isdigit(c)) {
       const char *s = p;
-      while (p < e && (isdigit_(*p) || *p == '-' || *p == '+' || *p == '.' ||
+      while (p < e && (num_isdigit(*p) || *p == '-' || *p == '+' || *p == '.' ||
                        *p == 'e' || *p == 'E')) p++;
       if (i++ == k) { T->cur = p; T->curk = i; *te = p; return s; }
     }
@@ -81,7 +136,7 @@ static void push_tree_number (lua_State *L, Tree *T, double d) {
     long long v;
     if (s != NULL && memchr(s, '.', (size_t)(te - s)) == NULL &&
         memchr(s, 'e', (size_t)(te - s)) == NULL &&
-        memchr(s, 'E', (size_t)(te - s)) == NULL && token_int64(s, te, &v)) {
+        memchr(s, 'E', (size_t)(te - s)) == NULL && num_token_int64(s, te, &v)) {
       lua_pushinteger(L, (lua_Integer)v);
       return;
     }
@@ -89,7 +144,7 @@ static void push_tree_number (lua_State *L, Tree *T, double d) {
 #else
   (void)k;
 #endif
-  push_number(L, d);
+  num_push(L, d);
 }
 
 
@@ -132,8 +187,8 @@ static void push_tree (lua_State *L, Tree *T, const cJSON *item) {
 ** Push the Lua value of the validated JSON text [p, e). '*slot' keeps
 ** the cJSON tree alive only while it is being converted.
 */
-static void push_json (lua_State *L, cJSON **slot, const char *p,
-                       const char *e, int amt) {
+static void tolua_json (lua_State *L, cJSON **slot, const char *p,
+                        const char *e, int amt) {
   Tree T;
   /* scalars are cheap to do by hand and spare cJSON's allocations */
   switch (*p) {
@@ -144,7 +199,7 @@ static void push_json (lua_State *L, cJSON **slot, const char *p,
   }
   if (*slot != NULL) { cJSON_Delete(*slot); *slot = NULL; }
   *slot = cJSON_ParseWithLengthOpts(p, (size_t)(e - p), NULL, 0);
-  if (*slot == NULL) jr_nomem(L);
+  if (*slot == NULL) buf_nomem(L);
   T.amt = amt; T.k = 0; T.e = e; T.cur = p; T.curk = 0;
   push_tree(L, &T, *slot);
   cJSON_Delete(*slot);

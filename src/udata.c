@@ -7,11 +7,6 @@
 ** of silently allocating again.
 */
 
-typedef struct UdHead {
-  int closed;   /* set by __gc/__close: the object holds nothing any more */
-} UdHead;
-
-
 /*
 ** Create the metatable 'tname' in the registry (or refill it when the
 ** module is loaded again in the same state, so it points at this copy)

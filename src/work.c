@@ -13,24 +13,15 @@
 **
 ** Cheap on the hot path: a codec keeps one resident Work (anchored by
 ** the codec's user value, plus a C pointer). A call takes it when it is
-** not busy (anchors it on its own stack and marks it busy); otherwise,
-** a reentrant call, or a call after one that died by a memory error and
-** left it busy, makes a new Work the resident one. The old one lives as
-** long as the call using it anchors it; its __gc frees what it holds.
+** not busy (anchors it on its own stack with one API call and marks it
+** busy); otherwise, a reentrant call, or a call after one that died by a
+** memory error and left it busy, makes a new Work the resident one. The
+** old one lives as long as the call using it anchors it; its __gc frees
+** what it holds.
 */
 
 #define WORK_MT    "jrpc.Work"
 #define WORK_KEEP  65536   /* buffers larger than this are freed after a call */
-
-typedef struct Work {
-  UdHead h;
-  int busy;          /* a call is using it */
-  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
-  Buf scratch;       /* unescaped strings, canonical ids */
-  Buf spans;         /* batch member offsets */
-  Buf msg;           /* a copy of the message being decoded (codec:next) */
-} Work;
-
 
 static void work_free (lua_State *L, Work *W) {
   if (W->tree != NULL) { cJSON_Delete(W->tree); W->tree = NULL; }
@@ -48,35 +39,41 @@ static int work_gc (lua_State *L) {
 }
 
 
-/* push the user value of the userdata at 'ud' (LuaJIT: field 1 of its env) */
+/*
+** Push the anchor of the resident Work of the userdata at 'ud': on Lua 5.4
+** its user value 1, the Work itself; on LuaJIT its environment, a table
+** holding the Work at [1] that nothing ever changes (a new resident gets
+** a new table), so one API call anchors the Work on either.
+*/
 static void work_getuv (lua_State *L, int ud) {
 #if LUA_VERSION_NUM >= 504
   lua_getiuservalue(L, ud, 1);
 #else
   lua_getfenv(L, ud);
-  lua_rawgeti(L, -1, 1);
-  lua_remove(L, -2);
 #endif
 }
 
 
-/* set the value on top as the user value of 'ud' (popped) */
+/* make the Work on top the resident one of 'ud' (the Work stays pushed) */
 static void work_setuv (lua_State *L, int ud) {
 #if LUA_VERSION_NUM >= 504
+  lua_pushvalue(L, -1);
   lua_setiuservalue(L, ud, 1);
 #else
-  lua_getfenv(L, ud);     /* a table made with the userdata */
-  lua_insert(L, -2);
+  lua_createtable(L, 1, 0);  /* a new table: the old one may be anchored */
+  lua_pushvalue(L, -2);
   lua_rawseti(L, -2, 1);
-  lua_pop(L, 1);
+  lua_setfenv(L, ud);
 #endif
 }
 
 
 /*
 ** Take a Work for this call, for the owner at 'owner' (a codec whose
-** resident Work is '*resident'), and push it: it stays anchored on this
-** call's stack until the call returns. Busy from here on.
+** resident Work is '*resident'), and push its anchor: the Work stays
+** alive until the call returns. Busy from here on. Taking a free
+** resident Work allocates nothing; making a new one allocates (a
+** finalizer may run there).
 */
 static Work *work_acquire (lua_State *L, Work **resident, int owner) {
   Work *W = *resident;
@@ -87,7 +84,6 @@ static Work *work_acquire (lua_State *L, Work **resident, int owner) {
     W = (Work *)lua_newuserdatauv(L, sizeof(Work), 0);
     memset(W, 0, sizeof(*W));
     luaL_setmetatable(L, WORK_MT);
-    lua_pushvalue(L, -1);
     work_setuv(L, owner);  /* the old resident, if busy, is its caller's */
     *resident = W;
   }
