@@ -17,7 +17,6 @@ local server = require "jrpc.server"
 local client = require "jrpc.client"
 
 local dispatch = server.dispatch
-local codec_feed = getmetatable(core.codec()).__index.feed
 
 local M = {}
 
@@ -34,8 +33,7 @@ Peer.__index = Peer
 ---@param bytes string
 function Peer:receive(bytes)
   if self._closed then return end
-  codec_feed(self._codec, bytes)
-  return dispatch(self)
+  return dispatch(self, bytes)
 end
 
 --- The input ended: decode what is left, then close with `reason` -- at

@@ -429,7 +429,8 @@ local function stopped(peer, co, ctx, outcome)
   if not ok then peer._log("dispatch: " .. tostring(err)) end
 end
 
---- Act on every complete message the codec holds; what they write goes to
+--- Feed `bytes` (if any) to the codec, then act on every complete message
+--- it holds; what they write goes to
 --- `send` in one call at the end (unless this is nested in another read).
 ---
 --- Whatever raises (a handler, a clock, a memory error), the serving state
@@ -439,11 +440,11 @@ end
 --- worker (whose resume catches it), or before any state changes (the first
 --- decode, the deadline check, which guards the user's clock), or on a slow
 --- path under its own pcall.
-function M.dispatch(peer)
+function M.dispatch(peer, bytes)
   local on_read = peer._on_read  -- the deadline check, while there are deadlines
   if on_read then on_read(peer) end
   if peer._closed then return end
-  local kind, a, b, c, d, e = codec_next(peer._codec)
+  local kind, a, b, c, d, e = codec_next(peer._codec, bytes)  -- feeds the bytes first
   if kind == nil then return end  -- a read with no message: no switch
   local srv, pool, out = peer._srv, peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
