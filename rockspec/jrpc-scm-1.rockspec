@@ -2,6 +2,10 @@ rockspec_format = "3.0"
 package = "jrpc"
 version = "scm-1"
 
+-- No release is published yet, so this URL names no real repository. Install
+-- from a checkout with `luarocks --lua-version 5.4 make` (see the README), or
+-- from the source rock `make rock` packs (it points this field at a tarball
+-- of the checkout), which installs offline with `luarocks install FILE`.
 source = {
   url = "git+https://example.invalid/jrpc.git",
 }
@@ -9,7 +13,7 @@ source = {
 description = {
   summary = "JSON-RPC 2.0 for Lua, with a C core",
   detailed = [[
-jrpc is a JSON-RPC 2.0 library for Lua 5.4 and LuaJIT. A sans-I/O C core
+jrpc is a JSON-RPC 2.0 library for Lua 5.4 and LuaJIT 2.1. A sans-I/O C core
 (jrpc.core, on top of the system cJSON) frames, decodes, validates and
 encodes messages and keeps the table of pending request ids; a pure-Lua
 layer (jrpc) dispatches to Lua handlers and runs requests and clients on
@@ -18,8 +22,11 @@ coroutines over pluggable transports.
   labels = {"json-rpc", "jsonrpc", "rpc", "json", "mcp", "lsp"},
 }
 
+-- Supported: Lua 5.4 and LuaJIT 2.1 (which LuaRocks calls 5.1). PUC Lua
+-- 5.1, 5.2 and 5.3 are refused by `require "jrpc"` with a clear message:
+-- LuaRocks cannot tell PUC 5.1 from LuaJIT by version.
 dependencies = {
-  "lua >= 5.1",
+  "lua >= 5.1, < 5.5",
 }
 
 external_dependencies = {

@@ -1,6 +1,6 @@
--- spec/rock_smoke.lua: run by `make test-rock` with a plain lua5.4 whose
--- LUA_PATH/LUA_CPATH point only at a fresh `luarocks make` tree (plus the
--- defaults). Usage: lua5.4 spec/rock_smoke.lua TREE; prints "rock ok".
+-- spec/rock_smoke.lua: run by `make test-rock` (spec/rock/test_rock.sh) with
+-- a plain lua5.4 or luajit whose search paths come from `luarocks path` for a
+-- fresh tree. Usage: lua5.4 spec/rock_smoke.lua TREE; prints "rock ok".
 local tree = assert(arg[1], "usage: lua5.4 rock_smoke.lua TREE")
 
 local function inside(path, what)
@@ -13,6 +13,7 @@ local jrpc = require("jrpc")
 assert(type(jrpc) == "table", "require 'jrpc' did not return a table")
 inside(package.searchpath("jrpc", package.path), "jrpc")
 inside(package.searchpath("jrpc.core", package.cpath), "jrpc.core")
+inside(package.searchpath("jrpc.lineread", package.cpath), "jrpc.lineread")
 
 local core = require("jrpc.core")
 
@@ -24,7 +25,7 @@ local function read_one(bytes)
   assert(kind == "request", "kind: " .. tostring(kind))
   assert(method == "subtract", "method: " .. tostring(method))
   assert(type(params) == "table" and params[1] == 42 and params[2] == 23, "params")
-  assert(id == 1 and math.type(id) == "integer", "id: " .. tostring(id))
+  assert(id == 1 and (math.type == nil or math.type(id) == "integer"), "id: " .. tostring(id))
   assert(rawid == "1", "rawid: " .. tostring(rawid))
   assert(codec:next() == nil, "a second message out of one line")
   return params, rawid

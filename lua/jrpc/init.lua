@@ -5,6 +5,16 @@
 --     peer:method("subtract", function(p) return p.minuend - p.subtrahend end,
 --       jrpc.params{ "minuend:number", "subtrahend:number" })
 --     peer:receive(bytes_from_the_socket)
+-- Lua 5.4 and LuaJIT 2.1 only. PUC Lua 5.1 has the same C ABI as LuaJIT,
+-- so LuaRocks cannot tell them apart, but its xpcall takes no arguments and
+-- its coroutines cannot yield across pcall: refuse it here, clearly.
+if _VERSION == "Lua 5.1" and rawget(_G, "jit") == nil then
+  error("jrpc needs Lua 5.4 or LuaJIT 2.1; PUC Lua 5.1 is not supported", 2)
+end
+if _VERSION == "Lua 5.2" or _VERSION == "Lua 5.3" then
+  error("jrpc needs Lua 5.4 or LuaJIT 2.1, not " .. _VERSION, 2)
+end
+
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local params = require "jrpc.params"
