@@ -100,3 +100,28 @@ describe("the public API", function()
     assert.same({}, stale)
   end)
 end)
+
+describe("the C modules' declarations (types/jrpc/core.lua)", function()
+  local meta = files.read("types/jrpc/core.lua")
+
+  local function declared(holder, name)
+    return meta:find("\nfunction " .. holder .. "[.:]" .. name .. "%(") ~= nil
+      or meta:find("\n%-%-%-@field " .. name .. " ") ~= nil
+  end
+
+  it("declares every function and value the built modules export", function()
+    local core = require "jrpc.core"
+    local missing = {}
+    local function check(holder, t)
+      for name in pairs(t) do
+        if not declared(holder, name) then missing[#missing + 1] = holder .. "." .. name end
+      end
+    end
+    check("core", core)
+    check("Codec", getmetatable(core.codec()).__index)
+    check("Pending", getmetatable(core.pending()).__index)
+    check("lineread", require "jrpc.lineread")
+    table.sort(missing)
+    assert.same({}, missing)
+  end)
+end)

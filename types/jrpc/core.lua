@@ -1,0 +1,170 @@
+---@meta jrpc.core
+-- LuaCATS declarations of the C modules jrpc.core and jrpc.lineread, for
+-- lua-language-server (add this `types/` directory to `workspace.library`).
+-- The contract itself is src/CORE_API.md; spec/api_doc_spec.lua checks that
+-- every function the built modules export is declared here.
+
+---@class jrpc.core
+---@field null lightuserdata  JSON null (a light userdata NULL, equal to cjson.null)
+---@field array_mt table      marks a table as a JSON array (empty -> `[]`); decoded arrays carry it
+---@field object_mt table     marks a table as a JSON object (empty -> `{}`)
+local core = {}
+
+--- Monotonic clock in seconds, for deadlines.
+---@return number
+function core.now() end
+
+--- Compact JSON text of a value, or nil and why.
+---@param value any
+---@param max_depth? integer  1 to 1000, default 128
+---@return string|nil json
+---@return string|nil msg
+function core.encode(value, max_depth) end
+
+--- The Lua value of a JSON text, or nil and why (with the byte position).
+---@param json string
+---@param max_depth? integer  1 to 1000, default 128
+---@return any value
+---@return string|nil msg
+function core.decode(json, max_depth) end
+
+--- The JSON text of an id: integer -> `17`, string -> `"abc"` (escaped). Raises for anything else.
+---@param id integer|string
+---@return string
+function core.rawid(id) end
+
+---@class jrpc.CodecOptions
+---@field framing? "ndjson"|"lsp"
+---@field profile? "jsonrpc"|"mcp"|"lsp"
+---@field max_message_bytes? integer  default 16 MiB
+---@field max_depth? integer          2 to 1000, default 128
+---@field max_batch? integer          default 1000
+
+--- A codec: framing, decoding and encoding for one connection.
+---@param opts? jrpc.CodecOptions
+---@return jrpc.Codec
+function core.codec(opts) end
+
+--- A pending-id table: matches responses to requests by id text, with deadlines.
+---@param opts? {max_pending?: integer}
+---@return jrpc.Pending
+function core.pending(opts) end
+
+---@class jrpc.Codec
+local Codec = {}
+
+--- Append received bytes (any split).
+---@param chunk string
+function Codec:feed(chunk) end
+
+--- End of input: a last line without "\n" is decoded; a partial LSP frame becomes an event.
+function Codec:finish() end
+
+--- Bytes still needed to complete the current LSP body, or 0 (read a line).
+---@return integer
+function Codec:want() end
+
+--- Feed `chunk` (if given), then the next event, or nothing when more bytes are needed:
+--- "request", method, params, id, rawid | "notification", method, params |
+--- "result", rawid, result, id | "error", rawid, err, id | "batch", items |
+--- "invalid", code, message, rawid, reply, detail.
+---@param chunk? string
+---@return string|nil kind
+---@return any ...
+function Codec:next(chunk) end
+
+--- A framed success response, or nil and why.
+---@param rawid string
+---@param value any
+---@param unframed? boolean
+---@return string|nil bytes
+---@return string|nil msg
+function Codec:result(rawid, value, unframed) end
+
+--- A framed error response, or nil and why.
+---@param rawid string
+---@param code integer
+---@param message string
+---@param data? any
+---@param unframed? boolean
+---@return string|nil bytes
+---@return string|nil msg
+function Codec:error(rawid, code, message, data, unframed) end
+
+--- A framed request, or nil and why (params nil or null: none).
+---@param rawid string
+---@param method string
+---@param params? table
+---@param unframed? boolean
+---@return string|nil bytes
+---@return string|nil msg
+function Codec:request(rawid, method, params, unframed) end
+
+--- A framed notification, or nil and why (params nil or null: none).
+---@param method string
+---@param params? table
+---@param unframed? boolean
+---@return string|nil bytes
+---@return string|nil msg
+function Codec:notification(method, params, unframed) end
+
+--- Frame an already-encoded JSON text.
+---@param json string
+---@return string bytes
+function Codec:frame(json) end
+
+---@class jrpc.Pending
+local Pending = {}
+
+--- Add an id: its slot, or nil and "duplicate id" / "too many pending requests".
+---@param rawid string
+---@param deadline? number
+---@return integer|nil slot
+---@return string|nil msg
+function Pending:add(rawid, deadline) end
+
+--- Remove an id a response names: its slot, or nil (unknown or late: counted).
+---@param rawid string
+---@return integer|nil slot
+function Pending:settle(rawid) end
+
+--- Remove an id we gave up: its slot, or nil (not counted).
+---@param rawid string
+---@return integer|nil slot
+function Pending:cancel(rawid) end
+
+--- Remove and return one entry whose deadline is at or before `now`, or nothing.
+---@param now number
+---@return integer|nil slot
+---@return string|nil rawid
+function Pending:next_expired(now) end
+
+--- The earliest deadline, or nil.
+---@return number|nil
+function Pending:next_deadline() end
+
+--- Remove and return any entry, or nothing (to settle everything on close).
+---@return integer|nil slot
+---@return string|nil rawid
+function Pending:pop() end
+
+--- How many are pending.
+---@return integer
+function Pending:count() end
+
+--- Counters: pending, unmatched, settled, expired, max_pending, bytes_per_entry.
+---@return table
+function Pending:stats() end
+
+---@class jrpc.lineread
+local lineread = {}
+
+--- The next line with its "\n", or at most `max` bytes of a longer one; nil at the end of
+--- input; nil, msg on a read error. Blocks only until a line ends or `max` bytes came.
+---@param file file*
+---@param max? integer  default 65536
+---@return string|nil line
+---@return string|nil msg
+function lineread.read(file, max) end
+
+return core
