@@ -18,6 +18,7 @@
 #   make test-valgrind    the core specs under valgrind memcheck
 #   make test-allocfail   the core session with each allocation failing in turn
 #   make embed      build/embed: a C host with Lua 5.4 embedded, driving jrpc per frame
+#   make test-love  examples/love (a LÖVE game, LuaSocket, no luv) against examples/tcp_server.lua under Xvfb
 #   make fuzz       libFuzzer targets (fuzz/) into build/fuzz/, each run FUZZ_SECONDS (60)
 #   make clean
 #
@@ -65,12 +66,13 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CJSON_LIBS)
 
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
-  clang libclang-rt-14-dev llvm
+  clang libclang-rt-14-dev llvm \
+  love xvfb xauth lua-socket
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench)
 
-.PHONY: all deps node-deps lint test test-rock check-rockspec bench example embed clean FORCE
+.PHONY: all deps node-deps lint test test-love test-rock check-rockspec bench example embed clean FORCE
 
 all: $(MODULES)
 
@@ -168,6 +170,7 @@ test: deps node-deps
 	run_busted jit luajit /usr/bin/busted spec; \
 	$(MAKE) --no-print-directory soak SOAK_REQUESTS=$(SOAK_TEST_REQUESTS) || bad="$$bad soak"; \
 	$(MAKE) --no-print-directory test-rock || bad="$$bad test-rock"; \
+	$(MAKE) --no-print-directory test-love || bad="$$bad test-love"; \
 	$(MAKE) --no-print-directory WERROR=1 test-asan || bad="$$bad test-asan"; \
 	$(MAKE) --no-print-directory WERROR=1 test-valgrind || bad="$$bad test-valgrind"; \
 	$(MAKE) --no-print-directory WERROR=1 test-allocfail || bad="$$bad test-allocfail"; \
@@ -176,6 +179,12 @@ test: deps node-deps
 	echo "$$passed passed, $$failed failed"; \
 	[ -z "$$bad" ]
 # }====================================================================
+
+# test-love: examples/love, a LÖVE 11.4 game on LÖVE's LuaSocket, run
+# under xvfb-run against examples/tcp_server.lua on a free port (see
+# spec/love/run.sh); passes on exit 0 and the exact summary line.
+test-love: all
+	@bash spec/love/run.sh
 
 # {====================================================================
 # test-rock: `luarocks make` into a fresh tree, then a plain lua5.4 that

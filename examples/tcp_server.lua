@@ -5,6 +5,8 @@
 --
 -- --port 0 picks a free port. Prints "listening on 127.0.0.1:PORT" to
 -- stderr once it accepts connections; each connection is its own peer.
+-- Besides the spec server's methods, `slow` answers "slow done" after
+-- params[1] seconds (default 1): for clients that show a timeout.
 -- Runs until killed. Needs luv.
 local script_dir = debug.getinfo(1, "S").source:match("^@(.*)[/\\][^/\\]*$") or "."
 dofile(script_dir .. "/paths.lua")  -- lua/ and build/ of this checkout
@@ -41,7 +43,13 @@ local install = assert(loadfile(script_dir .. "/spec_server.lua"))("--module")
 local loop = jrpc.uv.new(require "luv")
 local server, err = loop:listen{
   host = "127.0.0.1", port = opts.port, framing = opts.framing,
-  on_peer = function(conn) install(conn.peer) end,
+  on_peer = function(conn)
+    install(conn.peer)
+    conn.peer:method("slow", function(p)
+      loop:sleep(type(p) == "table" and tonumber(p[1]) or 1)
+      return "slow done"
+    end)
+  end,
 }
 if not server then
   io.stderr:write("tcp_server: ", err, "\n")
