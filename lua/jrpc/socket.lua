@@ -57,6 +57,7 @@ function Loop:after(seconds, fn)
 end
 
 --- Stop a timer from `after` (nil, or one that ran, is fine).
+---@param timer? table
 function Loop:cancel(timer)
   if timer then self._timers[timer] = nil end
 end
