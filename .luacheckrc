@@ -6,3 +6,7 @@ read_globals = {"jit"}
 
 -- Specs hold literal JSON test vectors on one line: no line-length limit.
 files["spec"] = {std = "+busted", max_line_length = false}
+
+-- Code that runs inside Neovim: its `vim` module is a global there.
+files["examples/nvim"] = {read_globals = {"vim"}}
+files["spec/nvim"] = {read_globals = {"vim"}}

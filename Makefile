@@ -2,7 +2,8 @@
 #
 # LuaRocks does not use this file: it builds from rockspec/jrpc-scm-1.rockspec.
 #
-#   make            build/5.4/jrpc/core.so and build/jit/jrpc/core.so
+#   make            build/5.4/jrpc/core.so and build/jit/jrpc/core.so (copied to
+#                   lua/jrpc/core.so for Neovim's runtimepath)
 #   make deps       install the Debian packages the build and tests need (as root)
 #   make lint       luacheck
 #   make test       deps, build with -Werror, lint, busted on Lua 5.4 and LuaJIT,
@@ -10,6 +11,8 @@
 #   make test-rock  the README's LuaRocks routes (5.4, LuaJIT, a source rock offline),
 #                   each into a temporary tree, smoke-tested (spec/rock/test_rock.sh)
 #   make rock       build/rock/jrpc-scm-1.src.rock, packed from this checkout
+#   make test-nvim  real `nvim --headless` loading jrpc from runtimepath: an LSP
+#                   session with clangd, and the examples/nvim plugin
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
 #   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT) and bench/pipe.lua
 #   make soak       SOAK_REQUESTS (1000000) through a pipe; fails if the server's RSS grows
@@ -67,14 +70,23 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CJSON_LIBS)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
   clang libclang-rt-14-dev llvm \
-  love xvfb xauth lua-socket
+  love xvfb xauth lua-socket neovim clangd
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench)
 
-.PHONY: all deps node-deps lint test test-love test-rock check-rockspec bench example embed clean FORCE
+.PHONY: all deps node-deps lint test test-love test-nvim test-rock check-rockspec bench example embed clean FORCE
 
-all: $(MODULES)
+# Neovim's require finds C modules at lua/?.so in each runtimepath entry:
+# `make` (a plugin manager's build step) copies the LuaJIT builds there, so
+# the checkout works as a plugin. Lua 5.4 never looks there (its default
+# cpath has ./?.so, not ./lua/?.so; the specs and examples put build/5.4 first).
+NVIM_MODULES := lua/jrpc/core.so lua/jrpc/lineread.so
+
+all: $(MODULES) $(NVIM_MODULES)
+
+lua/jrpc/%.so: build/jit/jrpc/%.so
+	cp $< $@
 
 # Rebuild when the command line changes (e.g. WERROR=1 after a plain build):
 # flags.txt is rewritten only when its content differs.
@@ -171,6 +183,7 @@ test: deps node-deps
 	$(MAKE) --no-print-directory soak SOAK_REQUESTS=$(SOAK_TEST_REQUESTS) || bad="$$bad soak"; \
 	$(MAKE) --no-print-directory test-rock || bad="$$bad test-rock"; \
 	$(MAKE) --no-print-directory test-love || bad="$$bad test-love"; \
+	$(MAKE) --no-print-directory test-nvim || bad="$$bad test-nvim"; \
 	$(MAKE) --no-print-directory WERROR=1 test-asan || bad="$$bad test-asan"; \
 	$(MAKE) --no-print-directory WERROR=1 test-valgrind || bad="$$bad test-valgrind"; \
 	$(MAKE) --no-print-directory WERROR=1 test-allocfail || bad="$$bad test-allocfail"; \
@@ -185,6 +198,17 @@ test: deps node-deps
 # spec/love/run.sh); passes on exit 0 and the exact summary line.
 test-love: all
 	@bash spec/love/run.sh
+
+# {====================================================================
+# test-nvim: real `nvim --headless` (Debian neovim) with --clean and the
+# checkout on runtimepath: an LSP session against clangd, and the example
+# plugin (examples/nvim) run headless. spec/nvim/headless_test.lua.
+# =====================================================================
+test-nvim: all
+	@command -v nvim >/dev/null && command -v clangd >/dev/null \
+	  || { echo "test-nvim: needs nvim and clangd (make deps)" >&2; exit 1; }
+	lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim
+# }====================================================================
 
 # {====================================================================
 # test-rock: `luarocks make` into a fresh tree, then a plain lua5.4 that
@@ -403,7 +427,7 @@ build/embed: examples/embed/embed.c build/5.4/flags.txt
 
 clean:
 	rm -rf build
-	rm -f src/*.o
+	rm -f src/*.o $(NVIM_MODULES)
 
 # {====================================================================
 # fuzz: libFuzzer targets built with clang (-fsanitize=fuzzer,address,

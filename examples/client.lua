@@ -86,7 +86,9 @@ end
 local function call_server(loop, opts)
   local cmd, args = server_command(opts)
   local child, err = loop:spawn{ cmd = cmd, args = args, framing = opts.framing,
-    on_error = function(msg) io.stderr:write("client: ", msg, "\n") end }
+    on_error = function(msg) io.stderr:write("client: ", msg, "\n") end,
+    -- routine events too (junk from the server, late replies): this is a test tool
+    on_debug = function(msg) io.stderr:write("client: ", msg, "\n") end }
   if not child then
     print("cannot start the server: " .. err)
     return 0, opts.requests

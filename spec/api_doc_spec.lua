@@ -16,6 +16,7 @@ local PUBLIC = {
   { file = "lua/jrpc/uv/stream.lua", holder = "Connection", call = "conn:" },
   { file = "lua/jrpc/uv/process.lua", holder = "Child", call = "child:" },
   { file = "lua/jrpc/uv/net.lua", holder = "Server", call = "server:" },
+  { file = "lua/jrpc/nvim.lua", holder = "M", call = "jrpc.nvim." },
   { file = "lua/jrpc/socket.lua", holder = "Loop", call = "loop:" },
   { file = "lua/jrpc/socket.lua", holder = "M", call = "jrpc.socket." },
   { file = "lua/jrpc/socket/conn.lua", holder = "Connection", call = "conn:" },
@@ -96,7 +97,7 @@ describe("the public API", function()
       for name in api:gmatch("`" .. prefix .. "([%a][%w_]*)") do
         local call = where.call .. name
         -- jrpc.stdio.x / jrpc.uv.x are listed under their own prefixes
-        local nested = where.call == "jrpc." and (name == "stdio" or name == "uv")
+        local nested = where.call == "jrpc." and (name == "stdio" or name == "uv" or name == "nvim")
         if not exists[call] and not nested then stale[#stale + 1] = call end
       end
     end

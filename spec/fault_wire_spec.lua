@@ -153,9 +153,9 @@ end)
 describe("fault: garbage on the wire, jrpc as the client", function()
   after_each(S.cleanup)
 
-  it("newline framing: log lines around replies are dropped and reported, never answered; replies still match", function()
+  it("newline framing: log lines around replies are dropped and reported (on_debug), never answered; replies still match", function()
     S.run(function()
-      local child, _, log = assert(F.actor{
+      local child, _, log, debug = assert(F.actor{
         { "readline" }, { "write", "starting up\n" .. reply(19, 1) .. "\n" },
         { "readline" }, { "write", "[debug] ok\n" .. reply(5, 2) .. "\n" },
         { "drain" },
@@ -165,7 +165,8 @@ describe("fault: garbage on the wire, jrpc as the client", function()
       assert.are.same({
         "dropped input that is not a valid message: -32700 Parse error: unexpected character at byte 1 (a client does not answer it)",
         "dropped input that is not a valid message: -32700 Parse error: unexpected character at byte 2 (a client does not answer it)",
-      }, log)
+      }, debug)
+      assert.are.same({}, log)  -- routine: nothing for on_error
       assert.are.same({ 0, 0 }, { child:shutdown() })
       -- what the child read from us: the two requests, nothing else
       local sent = F.decode_all({ child:stderr_text() })
@@ -173,9 +174,9 @@ describe("fault: garbage on the wire, jrpc as the client", function()
     end)
   end)
 
-  it("newline framing: a reply cut short by the child's exit: reported, the request settles closed", function()
+  it("newline framing: a reply cut short by the child's exit: reported (on_debug), the request settles closed", function()
     S.run(function()
-      local child, _, log = assert(F.actor{
+      local child, _, log, debug = assert(F.actor{
         { "readline" }, { "write", reply(19, 1) .. "\n" .. reply(5, 2):sub(1, 20) }, { "readline" }, { "exit", 0 },
       })
       assert.are.equal(19, child.peer:request("subtract", { 42, 23 }, { timeout = 5 }))
@@ -183,14 +184,15 @@ describe("fault: garbage on the wire, jrpc as the client", function()
       assert.is_nil(result)
       assert.are.equal("closed", err.code)
       assert.are.equal("process exited with code 0", err.message)
-      assert.are.same({ "dropped input that is not a valid message: -32700 Parse error: unfinished string at byte 21 (a client does not answer it)" }, log)
+      assert.are.same({ "dropped input that is not a valid message: -32700 Parse error: unfinished string at byte 21 (a client does not answer it)" }, debug)
+      assert.are.same({}, log)
     end)
   end)
 
-  it("Content-Length framing: stray lines skipped and reported, a cut body or a bare header at the end reported", function()
+  it("Content-Length framing: stray lines skipped and reported (on_debug), a cut body or a bare header at the end reported", function()
     S.run(function()
       for _, tail in ipairs{ frame(reply(5, 2)):sub(1, 30), "Content-Length: 40\r\n\r\n" } do
-        local child, _, log = assert(F.actor({
+        local child, _, log, debug = assert(F.actor({
           { "readframe" }, { "write", "starting up\r\n" .. frame(reply(19, 1)) },
           { "readframe" }, { "write", "more\n" .. tail }, { "exit", 0 },
         }, { framing = "lsp" }))
@@ -202,7 +204,8 @@ describe("fault: garbage on the wire, jrpc as the client", function()
           "invalid message: -32700 Parse error: skipped a line that is not a header (11 bytes) (id null); not answered",
           "invalid message: -32700 Parse error: skipped a line that is not a header (4 bytes) (id null); not answered",
           "invalid message: -32700 Parse error: input ended inside a message body (id null); not answered",
-        }, log)
+        }, debug)
+        assert.are.same({}, log)
         -- nothing was answered: the child read our two requests and nothing else
         assert.are.equal(2, #F.decode_all({ child:stderr_text() }, "lsp"))
       end
@@ -264,14 +267,15 @@ describe("fault: garbage on the wire, jrpc as the client", function()
         local tail = '"]}'
         local first = framing == "lsp" and "Content-Length: " .. (#head + BIG + #tail) .. "\r\n\r\n" .. head or head
         local mem0, rss0 = F.mem(), F.rss()
-        local child, _, log = assert(F.actor({
+        local child, _, log, debug = assert(F.actor({
           { read }, { "write", first }, { "rep", "x", BIG }, { "write", tail .. (framing == "lsp" and "" or "\n") },
           { "write", wrap(reply(19, 1)) }, { "drain" },
         }, { framing = framing }))
         local t0 = S.now()
         assert.are.equal(19, child.peer:request("subtract", { 42, 23 }, { timeout = 20 }))
         assert.is_true(S.since(t0) < 10, "took " .. S.since(t0))
-        assert.are.same({ "dropped input that is not a valid message: -32600 Message too large: message larger than the limit of 16777216 bytes (a client does not answer it)" }, log)
+        assert.are.same({ "dropped input that is not a valid message: -32600 Message too large: message larger than the limit of 16777216 bytes (a client does not answer it)" }, debug)
+        assert.are.same({}, log)
         assert.are.same({ 0, 0 }, { child:shutdown() })
         -- it read our request and nothing else
         local sent = F.decode_all({ child:stderr_text() }, framing)

@@ -11,7 +11,7 @@ describe("jrpc client -> a node server that logs to stdout (node/logging_server.
       S.run(function()
         local logs = {}
         local child = assert(S.spawn{ cmd = "node", args = { "node/logging_server.js" }, profile = profile,
-          stderr = "pipe", on_error = function(m) logs[#logs + 1] = m end })
+          stderr = "pipe", on_debug = function(m) logs[#logs + 1] = m end })
         local done, ok = 0, 0
         for i = 1, 200 do
           child.peer:request("subtract", { i * 3, i }, { timeout = 10 }, function(err, result)

@@ -176,10 +176,26 @@ describe("notifications", function()
       .. line '{"jsonrpc":"2.0","method":"unknown"}')
     assert.same({}, out)
     assert.same({ 1 }, got)
-    assert.equal(3, #logs)
+    -- a failing handler is a fault (on_error); no handler is routine (counted)
+    assert.equal(2, #logs)
     assert.truthy(logs[1]:find('notification "fails" failed', 1, true))
     assert.truthy(logs[2]:find('notification "denies" failed', 1, true))
-    assert.truthy(logs[3]:find('notification "unknown" has no handler', 1, true))
+    assert.equal(1, peer:stats().dropped_notifications)
+  end)
+
+  it("without a handler are routine: silent by default, counted, shown to on_debug", function()
+    local debug, errs, out = {}, {}, {}
+    local peer = jrpc.peer{ send = function(b) out[#out + 1] = b end,
+      on_error = function(m) errs[#errs + 1] = m end,
+      on_debug = function(m) debug[#debug + 1] = m end }
+    peer:receive(line '{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{}}'
+      .. line '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":5}}')
+    assert.same({}, out)
+    assert.same({}, errs)
+    assert.same({ 'notification "textDocument/publishDiagnostics" has no handler; dropped',
+      "cancel for unknown or finished request 5" }, debug)
+    assert.equal(1, peer:stats().dropped_notifications)
+    assert.equal(1, peer:stats().unknown_cancels)
   end)
 end)
 
@@ -353,7 +369,14 @@ describe("requests", function()
     assert.equal(1, #out)  -- our request only; no reply to a response
     assert.equal(3, peer:stats().unmatched)
     assert.equal(1, peer:stats().pending)
-    assert.equal(3, #logs)
+    assert.equal(0, #logs)  -- routine: not for on_error
+  end)
+
+  it("show dropped responses to on_debug", function()
+    local debug = {}
+    local peer = jrpc.peer{ send = function() end, on_debug = function(m) debug[#debug + 1] = m end }
+    peer:receive(line '{"jsonrpc":"2.0","result":1,"id":99}')
+    assert.same({ "response to unknown or settled request id 99 dropped" }, debug)
   end)
 end)
 

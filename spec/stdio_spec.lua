@@ -102,7 +102,8 @@ for _, interpreter in ipairs{ "lua5.4", "luajit" } do
       assert.equal('{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}\n'
         .. '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}\n', stdout)
       assert.truthy(stderr:find("jrpc: invalid message: -32700", 1, true))
-      assert.truthy(stderr:find("jrpc: response to unknown or settled request id 77 dropped", 1, true))
+      -- a late reply is routine: counted, not written
+      assert.falsy(stderr:find("request id 77", 1, true))
     end)
   end)
 end

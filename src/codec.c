@@ -68,7 +68,7 @@ static int opt_choice (lua_State *L, const char *name, const char *const list[],
 /* raise on an option name the codec does not know (typos) */
 static void check_option_names (lua_State *L) {
   static const char *const known[] = {"framing", "profile",
-    "max_message_bytes", "max_depth", "max_batch", NULL};
+    "max_message_bytes", "max_depth", "max_batch", "null", NULL};
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     int i, ok = 0;
@@ -77,6 +77,54 @@ static void check_option_names (lua_State *L) {
     if (!ok) luaL_error(L, "unknown codec option '%s'", k);
     lua_pop(L, 1);
   }
+}
+
+/*
+** Option 'null': the value decoded JSON null becomes (any Lua value, e.g.
+** vim.NIL); kept in a registry table with weak keys, by codec. Absent, nil
+** or core.null: the default, and the codec pays nothing.
+*/
+static void opt_null (lua_State *L, Codec *C) {
+  lua_getfield(L, 2, "null");
+  if (lua_isnil(L, -1) ||
+      (lua_type(L, -1) == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == NULL)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushlightuserdata(L, (void *)&CODEC_NULL_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 1);            /* its metatable: weak keys */
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushlightuserdata(L, (void *)&CODEC_NULL_KEY);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_pushvalue(L, 1);                   /* the codec */
+  lua_pushvalue(L, -3);                  /* its null */
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  C->has_null = 1;
+}
+
+
+/*
+** Push the codec's null value, return its stack index (0: core.null). Raw
+** lookups with a light userdata key: nothing is allocated, no Lua code
+** runs.
+*/
+static int push_codec_null (lua_State *L, const Codec *C) {
+  if (!C->has_null) return 0;
+  lua_pushlightuserdata(L, (void *)&CODEC_NULL_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  return lua_gettop(L);
 }
 
 /* }=============================================================== */
@@ -110,13 +158,14 @@ static int codec_new (lua_State *L) {
                               DEPTH_CEILING);
   C->max_batch = (int)opt_int(L, "max_batch", DEFAULT_MAX_BATCH, 1,
                               1 << 30);
+  opt_null(L, C);
   frame_init(&C->F, lsp, (size_t)max_bytes);
   lua_settop(L, 1);
   return 1;
 }
 
 
-static void msg_ctx (Codec *C, Work *W, MsgCtx *M) {
+static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null) {
   M->profile = C->profile;
   M->max_batch = C->max_batch;
   M->S.max_depth = C->max_depth;
@@ -124,6 +173,7 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M) {
   M->spans = &W->spans;
   M->tree = &W->tree;
   M->amt = AMT;
+  M->null = null;
 }
 
 
@@ -174,9 +224,10 @@ static int codec_next (lua_State *L) {
   const char *p, *e;
   FrameEvent ev;
   MsgCtx M;
-  int n;
+  int n, null;
   if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))  /* gettop: cheap on LuaJIT */
     feed_arg(L, C);
+  null = push_codec_null(L, C);
   if (jr_unlikely(C->work == NULL || C->work->busy))
     W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
@@ -185,7 +236,7 @@ static int codec_next (lua_State *L) {
       if (W == NULL) W = work_acquire(L, &C->work, 1);  /* the free resident */
       W->msg.n = 0;
       memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
-      msg_ctx(C, W, &M);
+      msg_ctx(C, W, &M, null);
       n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
       work_release(L, W);
       return n;

@@ -48,7 +48,7 @@ static int core_encode (lua_State *L) {
 }
 
 
-/* core.decode(json [, max_depth]) -> value | nil, msg */
+/* core.decode(json [, max_depth [, null]]) -> value | nil, msg */
 static int core_decode (lua_State *L) {
   Codec *C = SCRATCH;
   Work *W;
@@ -56,6 +56,7 @@ static int core_decode (lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &len);
   const char *e = s + len, *p = scan_skipws(s, e), *end;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  int null = lua_isnoneornil(L, 3) ? 0 : 3;  /* what JSON null becomes */
   Scan S;
   luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
                 "max_depth must be from 1 to 1000");
@@ -82,9 +83,9 @@ static int core_decode (lua_State *L) {
     long long v;
     scan_number(&S, p, end, &isint);
     if (isint && num_token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
-    else tolua_json(L, &W->tree, p, end, AMT);
+    else tolua_json(L, &W->tree, p, end, AMT, null);
   }
-  else tolua_json(L, &W->tree, p, end, AMT);
+  else tolua_json(L, &W->tree, p, end, AMT, null);
   work_release(L, W);
   return 1;
 }
@@ -119,6 +120,36 @@ static int core_rawid (lua_State *L) {
     return 1;
   }
   return luaL_argerror(L, 1, "an id must be an integer or a string");
+}
+
+
+/*
+** core.add_null(v): the encoder writes the userdata 'v' as null, like
+** core.null (Neovim's vim.NIL). Per lua_State (a registry set with weak
+** keys); the encoder looks it up only when it meets a userdata.
+*/
+static int core_add_null (lua_State *L) {
+  int t = lua_type(L, 1);
+  luaL_argcheck(L, t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA, 1,
+                "a userdata expected");
+  lua_settop(L, 1);
+  lua_pushlightuserdata(L, (void *)&NULLS_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushlightuserdata(L, (void *)&NULLS_KEY);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  return 0;
 }
 
 
@@ -174,6 +205,8 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   lua_setfield(L, -2, "codec");
   lua_pushcfunction(L, core_now);
   lua_setfield(L, -2, "now");
+  lua_pushcfunction(L, core_add_null);
+  lua_setfield(L, -2, "add_null");
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "null");
   pd_open(L);

@@ -204,6 +204,25 @@ static int enc_table (Enc *E, int idx, int depth) {
 }
 
 
+/*
+** Is the userdata at 'idx' one of core.add_null's values (vim.NIL)? Only
+** userdata pay for the lookup, which allocates nothing (raw access, a
+** light userdata key), so encoding still runs no Lua code.
+*/
+static int is_extra_null (lua_State *L, int idx) {
+  int yes;
+  luaL_checkstack(L, 2, "nesting too deep");
+  lua_pushlightuserdata(L, (void *)&NULLS_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) { lua_pop(L, 1); return 0; }
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  yes = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return yes;
+}
+
+
 static int enc_value (Enc *E, int idx, int depth) {
   lua_State *L = E->L;
   switch (lua_type(L, idx)) {
@@ -234,7 +253,14 @@ static int enc_value (Enc *E, int idx, int depth) {
         buf_addlit(L, E->b, "null");
         return 1;
       }
-      return enc_fail(E, "cannot encode a light userdata");
+      /* FALLTHROUGH */
+    case LUA_TUSERDATA:
+      if (is_extra_null(L, idx)) {
+        buf_addlit(L, E->b, "null");
+        return 1;
+      }
+      return enc_fail(E, lua_type(L, idx) == LUA_TUSERDATA ? "cannot encode a userdata"
+                                                          : "cannot encode a light userdata");
     case LUA_TTABLE:
       return enc_table(E, idx, depth);
     default: {

@@ -167,7 +167,7 @@ static void tolua_unescape (lua_State *L, Buf *b, const char *p,
 static void tolua_string (lua_State *L, Buf *scratch, const char *p,
                           const char *e);
 static void tolua_json (lua_State *L, cJSON **slot, const char *p,
-                        const char *e, int amt);
+                        const char *e, int amt, int null);
 /* }====================================================== */
 
 
@@ -260,6 +260,7 @@ typedef struct MsgCtx {
   Buf *spans;      /* batch member offsets */
   cJSON **tree;    /* the cJSON tree being converted, if any */
   int amt;         /* stack index of core.array_mt */
+  int null;        /* stack index of the value for JSON null; 0: core.null */
 } MsgCtx;
 
 static int msg_pushinvalid (lua_State *L, int code, const char *msg,
@@ -287,7 +288,15 @@ typedef struct Codec {
   int max_batch;
   Buf out;           /* encoder output (encoding runs no Lua code) */
   Work *work;        /* the resident Work (user value 1), or NULL */
+  int has_null;      /* option 'null' given: kept in CODEC_NULL_KEY's table */
 } Codec;
+
+/*
+** Registry keys, pushed as light userdata: a lookup allocates nothing,
+** so the encoder (which must run no Lua code) may do one.
+*/
+static const char NULLS_KEY = 0;       /* core.add_null's set: {[v] = true} */
+static const char CODEC_NULL_KEY = 0;  /* codec -> its option 'null' (weak keys) */
 
 static int codec_new (lua_State *L);
 static void codec_open (lua_State *L);

@@ -199,7 +199,7 @@ static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   lua_pushstring(L, isreq ? "request" : "notification");
   tolua_string(L, M->scratch, env->method.p, env->method.e);
   if (env->params.p != NULL)
-    tolua_json(L, M->tree, env->params.p, env->params.e, M->amt);
+    tolua_json(L, M->tree, env->params.p, env->params.e, M->amt, M->null);
   else lua_pushnil(L);
   if (!isreq) return 3;
   push_id(L, M, env);
@@ -275,9 +275,9 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
     lua_pushstring(L, env->result.p ? "result" : "error");
     push_match_id(L, M, &env->id);
     if (env->result.p)
-      tolua_json(L, M->tree, env->result.p, env->result.e, M->amt);
+      tolua_json(L, M->tree, env->result.p, env->result.e, M->amt, M->null);
     else {
-      tolua_json(L, M->tree, env->error.p, env->error.e, M->amt);
+      tolua_json(L, M->tree, env->error.p, env->error.e, M->amt, M->null);
       why = check_error_table(L);
     }
     if (why == NULL) {

@@ -86,6 +86,7 @@ static int child_count (const cJSON *item) {
 /* a tree being pushed, with the text it was parsed from */
 typedef struct Tree {
   int amt;             /* stack index of core.array_mt */
+  int null;            /* stack index of the value for JSON null; 0: core.null */
   int k;               /* number nodes pushed so far */
   const char *e;       /* end of the text */
   const char *cur;     /* where to look for number token 'curk' */
@@ -148,11 +149,18 @@ static void push_tree_number (lua_State *L, Tree *T, double d) {
 }
 
 
+/* JSON null: core.null, or the caller's value (a codec's option 'null') */
+static void push_null (lua_State *L, int null) {
+  if (null == 0) lua_pushlightuserdata(L, NULL);
+  else lua_pushvalue(L, null);
+}
+
+
 static void push_tree (lua_State *L, Tree *T, const cJSON *item) {
   switch (item->type & 0xFF) {
     case cJSON_False: lua_pushboolean(L, 0); break;
     case cJSON_True: lua_pushboolean(L, 1); break;
-    case cJSON_NULL: lua_pushlightuserdata(L, NULL); break;
+    case cJSON_NULL: push_null(L, T->null); break;
     case cJSON_Number: push_tree_number(L, T, item->valuedouble); break;
     case cJSON_String: lua_pushstring(L, item->valuestring); break;
     case cJSON_Array: {
@@ -185,22 +193,23 @@ static void push_tree (lua_State *L, Tree *T, const cJSON *item) {
 
 /*
 ** Push the Lua value of the validated JSON text [p, e). '*slot' keeps
-** the cJSON tree alive only while it is being converted.
+** the cJSON tree alive only while it is being converted. 'null' is the
+** stack index of the value to push for JSON null, or 0 for core.null.
 */
 static void tolua_json (lua_State *L, cJSON **slot, const char *p,
-                        const char *e, int amt) {
+                        const char *e, int amt, int null) {
   Tree T;
   /* scalars are cheap to do by hand and spare cJSON's allocations */
   switch (*p) {
     case 't': lua_pushboolean(L, 1); return;
     case 'f': lua_pushboolean(L, 0); return;
-    case 'n': lua_pushlightuserdata(L, NULL); return;
+    case 'n': push_null(L, null); return;
     default: break;
   }
   if (*slot != NULL) { cJSON_Delete(*slot); *slot = NULL; }
   *slot = cJSON_ParseWithLengthOpts(p, (size_t)(e - p), NULL, 0);
   if (*slot == NULL) buf_nomem(L);
-  T.amt = amt; T.k = 0; T.e = e; T.cur = p; T.curk = 0;
+  T.amt = amt; T.null = null; T.k = 0; T.e = e; T.cur = p; T.curk = 0;
   push_tree(L, &T, *slot);
   cJSON_Delete(*slot);
   *slot = NULL;

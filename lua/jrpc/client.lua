@@ -64,8 +64,9 @@ local function settle(peer, slot, err, result)
   wake(peer, waiter, err, result)
 end
 
+-- routine (a reply after its timeout or cancel): counted in `unmatched`
 local function unmatched(peer, rawid)
-  peer._log("response to unknown or settled request id " .. rawid .. " dropped")
+  if peer._debug then peer._debug("response to unknown or settled request id " .. rawid .. " dropped") end
 end
 
 --- A success response arrived.

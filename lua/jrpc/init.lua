@@ -28,6 +28,15 @@ M.core = core
 --- JSON `null` (a light userdata; equal to `cjson.null`).
 M.null = core.null
 
+--- Treat the userdata `v` as JSON null from now on: it encodes as `null`
+--- and counts as null for optional params. Done for `vim.NIL` when jrpc
+--- loads inside Neovim.
+---@param v userdata
+function M.add_null(v)
+  core.add_null(v)
+  params.add_null(v)
+end
+
 --- Mark a table as a JSON array (so an empty one encodes as `[]`).
 ---@param t? table  default: a new table
 ---@return table t
@@ -78,6 +87,22 @@ M.stdio = require "jrpc.stdio"
 --- Transports on libuv: `jrpc.uv.new(require "luv")` (or `vim.uv`). Loading
 --- it does not load luv: the luv module is always passed in.
 M.uv = require "jrpc.uv"
+
+--- Neovim helpers (`jrpc.nvim.main()`, `schedule_wrap`, `loop()`); loaded
+--- on first use, and only meaningful inside Neovim.
+setmetatable(M, { __index = function(t, k)
+  if k == "nvim" then
+    local nvim = require "jrpc.nvim"
+    rawset(t, "nvim", nvim)
+    return nvim
+  end
+end })
+
+-- Inside Neovim, vim.NIL is how plugins write null (LSP's processId = vim.NIL).
+do
+  local vim = require("jrpc.log").nvim()
+  if vim ~= nil then M.add_null(vim.NIL) end
+end
 
 --- Run `fn(loop)` on a luv loop until it returns (`uv` default: require "luv").
 ---@param fn fun(loop: table): ...

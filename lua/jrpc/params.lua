@@ -60,10 +60,13 @@ local function fail(fmt, ...)
   return nil, "Invalid params: " .. string.format(fmt, ...)
 end
 
+-- Values registered with `add_null` (vim.NIL), which count as null too.
+local extra_nulls = setmetatable({}, { __mode = "k" })
+
 -- Checks one present value; JSON null counts as absent for an optional param
 -- and passes only `any` for a required one.
 local function check_value(p, v, out)
-  if v == null and p.optional then return true end
+  if p.optional and (v == null or extra_nulls[v]) then return true end
   if not p.check(v) then
     return fail("%q must be %s", p.name, article(p.type))
   end
@@ -150,6 +153,11 @@ function M.declare(specs)
 end
 
 --- True for a value made by `declare`.
+--- Count the userdata `v` as JSON null for optional params (see jrpc.add_null).
+function M.add_null(v)
+  extra_nulls[v] = true
+end
+
 function M.is_decl(v)
   return getmetatable(v) == Decl
 end

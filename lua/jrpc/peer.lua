@@ -15,6 +15,7 @@ local output = require "jrpc.output"
 local workers = require "jrpc.workers"
 local server = require "jrpc.server"
 local client = require "jrpc.client"
+local logs = require "jrpc.log"
 
 local dispatch = server.dispatch
 
@@ -226,6 +227,17 @@ function Peer:log(msg)
   self._log(msg)
 end
 
+--- A routine event (a notification nobody handles, a late reply, a cancel
+--- for an unknown id, junk on a client's input): nothing by default, or
+--- the `on_debug` hook. Faults go to `log` instead.
+---@param msg string|fun(): string  a function is called only when there is a hook
+function Peer:debug(msg)
+  local d = self._debug
+  if d == nil then return end
+  if type(msg) == "function" then msg = msg() end
+  d(msg)
+end
+
 --- The log function itself (for transports that report on the peer's behalf).
 ---@return fun(msg: string)
 function Peer:logger()
@@ -233,8 +245,9 @@ function Peer:logger()
 end
 
 --- Counters: pending, unmatched, settled, expired, max_pending (from the
---- pending table), handled, invalid, failed, in_flight (handlers that
---- wait), idle_workers, closed.
+--- pending table), handled, invalid, failed, dropped_notifications (no
+--- handler), unknown_cancels, in_flight (handlers that wait), idle_workers,
+--- closed.
 ---@return table
 function Peer:stats()
   local s = server.stats(self, client.stats(self))
@@ -244,8 +257,18 @@ end
 
 -- }======================================================================
 
+-- stderr, or vim.notify inside Neovim (see log.lua)
 local function default_on_error(msg)
-  io.stderr:write("jrpc: ", msg, "\n")
+  logs.report("jrpc: ", msg)
+end
+
+-- Routine events (see `Peer:debug`) go nowhere unless on_debug is given.
+local function safe_debug(on_debug)
+  if on_debug == nil then return nil end
+  return function(msg)
+    local ok, err = pcall(on_debug, msg)
+    if not ok then default_on_error("on_debug failed: " .. tostring(err) .. "; message: " .. msg) end
+  end
 end
 
 -- A log hook that raises must not break dispatch.
@@ -263,6 +286,9 @@ local function check_options(opts)
   if not profile then error("jrpc.peer: unknown profile " .. tostring(opts.profile), 3) end
   if opts.on_error ~= nil and type(opts.on_error) ~= "function" then
     error("jrpc.peer: option on_error must be a function", 3)
+  end
+  if opts.on_debug ~= nil and type(opts.on_debug) ~= "function" then
+    error("jrpc.peer: option on_debug must be a function", 3)
   end
   if opts.role ~= nil and opts.role ~= "client" and opts.role ~= "server" then
     error("jrpc.peer: option role must be \"client\" or \"server\"", 3)
@@ -286,7 +312,9 @@ end
 ---@field max_batch? integer         passed to the core codec
 ---@field max_pending? integer       passed to the core pending table
 ---@field debug? boolean             -32603 replies carry the Lua error text and traceback in `data`
----@field on_error? fun(msg: string) log hook (default: io.stderr)
+---@field on_error? fun(msg: string) faults (default: io.stderr; vim.notify in Neovim)
+---@field on_debug? fun(msg: string) routine events (default: none; they are counted in stats)
+---@field null? any                  what JSON null decodes to in values (default jrpc.null; vim.NIL)
 ---@field role? "client"|"server"   a client never answers input it cannot decode
 ---                                  (default: client when it has no handlers)
 ---@field clock? fun(): number       seconds, for deadlines (default core.now)
@@ -300,9 +328,10 @@ function M.new(opts)
     _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,
     _on_read = nil,
     _log = safe_logger(opts.on_error or default_on_error),
+    _debug = safe_debug(opts.on_debug),
     _codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
       max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,
-      max_batch = opts.max_batch },
+      max_batch = opts.max_batch, null = opts.null },
     _out = output.new(opts.send),
     _calls = client.new(opts),
     _srv = server.new(opts, profile),

@@ -38,7 +38,7 @@ function M.new(opts, profile)
     dispatcher = false,   -- the worker draining the codec
     running = nil,        -- the context the dispatcher runs in place
     on_idle = nil,        -- called once no handler waits (finish)
-    handled = 0, invalid = 0, failed = 0,
+    handled = 0, invalid = 0, failed = 0, dropped_notifications = 0, unknown_cancels = 0,
     debug = opts.debug == true, strip_meta = profile.meta, role = opts.role,
   }
 end
@@ -289,7 +289,10 @@ local function on_cancel(peer, params)
   if type(params) ~= "table" then return end
   local id = params[peer._profile.cancel_key]
   local ctx = id ~= nil and peer._srv.by_id[id]
-  if not ctx then return end  -- finished already or unknown: races are normal
+  if not ctx then  -- finished already or unknown: races are normal (routine)
+    peer._srv.unknown_cancels = peer._srv.unknown_cancels + 1
+    return peer:debug(function() return "cancel for unknown or finished request " .. tostring(id) end)
+  end
   ctx._cancelled = true
   untrack(peer, ctx)
   if peer._profile.answer_cancelled then
@@ -309,8 +312,10 @@ function M.notification(peer, method, params, inplace)
   if method == peer._profile.cancel_method then return on_cancel(peer, params) end
   local fn = srv.handlers[method]
   if fn == nil then
-    if not is_quiet(peer, method) then
-      peer._log(("notification %q has no handler; dropped"):format(method))
+    -- routine ($/progress, publishDiagnostics nobody asked for): counted, not logged
+    srv.dropped_notifications = srv.dropped_notifications + 1
+    if not is_quiet(peer, method) and peer._debug then
+      peer._debug(("notification %q has no handler; dropped"):format(method))
     end
     return
   end
@@ -334,11 +339,18 @@ function M.invalid(peer, code, message, rawid, reply, detail, batch)
   local srv = peer._srv
   srv.invalid = srv.invalid + 1
   if reply and not answers_invalid(srv) then
-    peer._log(("dropped input that is not a valid message: %d %s%s (a client does not answer it)")
+    -- routine: servers print log lines on stdout; counted in `invalid`
+    if peer._debug == nil then return end
+    peer._debug(("dropped input that is not a valid message: %d %s%s (a client does not answer it)")
       :format(code, message, detail and ": " .. tostring(detail) or ""))
     return
   end
-  peer._log(("invalid message: %d %s%s (id %s)%s"):format(code, message,
+  -- junk without an id on a client's input (a stray line between LSP
+  -- frames) is routine too; a broken response naming an id is a fault
+  local routine = not reply and rawid == "null" and not answers_invalid(srv)
+  if routine and peer._debug == nil then return end
+  local report = routine and peer._debug or peer._log
+  report(("invalid message: %d %s%s (id %s)%s"):format(code, message,
     detail and ": " .. tostring(detail) or "", rawid, reply and "" or "; not answered"))
   if not reply then
     -- a broken response that names one of our requests settles it now
@@ -473,6 +485,7 @@ end
 function M.stats(peer, into)
   local srv = peer._srv
   into.handled, into.invalid, into.failed = srv.handled, srv.invalid, srv.failed
+  into.dropped_notifications, into.unknown_cancels = srv.dropped_notifications, srv.unknown_cancels
   into.in_flight = srv.nwaiting
   return into
 end

@@ -28,14 +28,16 @@ function F.chunk(steps)
 end
 
 --- A child running actor.lua with these steps, as a jrpc connection
---- (stderr captured; on_error collected in the returned list).
+--- (stderr captured; on_error collected in the returned list `log`, the
+--- routine events of on_debug in `debug`).
 function F.actor(steps, opts)
-  local log = {}
+  local log, debug = {}, {}
   local o = { cmd = S.INTERP, args = { ACTOR, F.chunk(steps) }, stderr = "pipe",
-    on_error = function(msg) log[#log + 1] = msg end }
+    on_error = function(msg) log[#log + 1] = msg end,
+    on_debug = function(msg) debug[#debug + 1] = msg end }
   for k, v in pairs(opts or {}) do o[k] = v end
   local child, err = S.spawn(o)
-  return child, err, log
+  return child, err, log, debug
 end
 
 --- A child running spec/fault/peer.lua (extra args: --profile, --framing, --listen).

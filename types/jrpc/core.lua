@@ -24,9 +24,15 @@ function core.encode(value, max_depth) end
 --- The Lua value of a JSON text, or nil and why (with the byte position).
 ---@param json string
 ---@param max_depth? integer  1 to 1000, default 128
+---@param null? any           what JSON null becomes (default core.null)
 ---@return any value
 ---@return string|nil msg
-function core.decode(json, max_depth) end
+function core.decode(json, max_depth, null) end
+
+--- From now on, encode the userdata `v` as `null` (jrpc does this for `vim.NIL` in
+--- Neovim). Raises for anything but a userdata.
+---@param v userdata|lightuserdata
+function core.add_null(v) end
 
 --- The JSON text of an id: integer -> `17`, string -> `"abc"` (escaped). Raises for anything else.
 ---@param id integer|string
@@ -39,6 +45,7 @@ function core.rawid(id) end
 ---@field max_message_bytes? integer  default 16 MiB
 ---@field max_depth? integer          2 to 1000, default 128
 ---@field max_batch? integer          default 1000
+---@field null? any                   what a decoded JSON null becomes (default core.null)
 
 --- A codec: framing, decoding and encoding for one connection.
 ---@param opts? jrpc.CodecOptions

@@ -4,13 +4,15 @@
 -- we resume from a callback goes through `resume`: an error is reported,
 -- never raised into luv.
 local workers = require "jrpc.workers"
+local logs = require "jrpc.log"
 
 local traceback = debug.traceback
 
 local M = {}
 
+-- stderr, or vim.notify inside Neovim (see log.lua)
 local function report(msg)
-  io.stderr:write("jrpc.uv: ", msg, "\n")
+  logs.report("jrpc.uv: ", msg)
 end
 
 --- The running coroutine if it may yield from here (not the main one), else nil.

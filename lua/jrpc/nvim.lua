@@ -1,0 +1,78 @@
+--- Neovim helpers: the loop, and getting back onto the editor's main loop.
+--
+--     local jnvim = require "jrpc.nvim"
+--     local loop = jnvim.loop()              -- jrpc.uv on vim.uv or vim.loop
+--     coroutine.wrap(function()
+--       local child = assert(loop:spawn{ cmd = "clangd", profile = "lsp" })
+--       local caps = child.peer:request("initialize", { processId = vim.NIL, ... })
+--       jnvim.main()                         -- now on the main loop
+--       vim.api.nvim_echo({ { vim.inspect(caps) } }, false, {})
+--     end)()
+--
+-- Replies arrive in luv callbacks, and the coroutine that waited for one
+-- resumes there: in that "fast" context most editor API calls fail with
+-- E5560. `main()` waits (a jrpc wait) until `vim.schedule` runs, so what
+-- follows it runs where the editor API works.
+local workers = require "jrpc.workers"
+local logs = require "jrpc.log"
+
+local M = {}
+
+local function editor()
+  return logs.nvim() or error("jrpc.nvim: not running inside Neovim", 3)
+end
+
+--- The luv module of this Neovim: `vim.uv` (0.10 on) or `vim.loop` (before).
+---@return table
+function M.uv()
+  local vim = editor()
+  return vim.uv or vim.loop
+end
+
+--- The jrpc.uv loop context on Neovim's loop. Neovim runs that loop: never
+--- call `loop:run`, `jrpc.run` or `serve_forever` in it; start coroutines.
+---@return jrpc.uv.Loop
+function M.loop()
+  return require("jrpc.uv").new(M.uv())
+end
+
+--- True when the editor API may be called from here (not in a luv callback).
+---@return boolean
+function M.on_main()
+  local vim = editor()
+  return not (vim.in_fast_event and vim.in_fast_event())
+end
+
+local function report(msg)
+  logs.report("jrpc.nvim: ", msg)
+end
+
+--- In a coroutine: return once running on the editor's main loop (through
+--- `vim.schedule`); at once if already there. Outside a coroutine it raises.
+function M.main()
+  local vim = editor()
+  if M.on_main() then return end
+  local co = workers.current() or error("jrpc.nvim.main: must be called in a coroutine", 2)
+  vim.schedule(function() workers.wake(co, report) end)
+  if not workers.wait() then
+    error("jrpc.nvim.main: resumed by something other than jrpc (another scheduler?)", 2)
+  end
+end
+
+--- `fn` wrapped so that each call runs it on the main loop (vim.schedule),
+--- with its arguments; errors are reported through vim.notify.
+---@param fn function
+---@return function
+function M.schedule_wrap(fn)
+  local vim = editor()
+  local unpack = table.unpack or unpack
+  return function(...)
+    local args = { n = select("#", ...), ... }
+    vim.schedule(function()
+      local ok, err = xpcall(function() return fn(unpack(args, 1, args.n)) end, debug.traceback)
+      if not ok then report(tostring(err)) end
+    end)
+  end
+end
+
+return M

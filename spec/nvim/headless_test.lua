@@ -1,0 +1,77 @@
+-- make test-nvim: real `nvim --headless` (Debian's neovim 0.7.2, LuaJIT),
+-- with --clean and the repository on runtimepath only (no package.cpath
+-- edits: Neovim finds lua/jrpc/core.so, which `make` installs). Run by
+-- `lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim`; needs
+-- nvim and clangd (make deps).
+local root = (debug.getinfo(1, "S").source:match("^@(.-)spec/nvim/headless_test%.lua$") or "")
+if root == "" then root = "./" end
+local function abs(p)
+  local h = assert(io.popen("cd " .. p .. " && pwd")); local d = h:read("l"); h:close(); return d
+end
+root = abs(root)
+
+local function slurp(path)
+  local f = io.open(path, "rb"); if not f then return "" end
+  local s = f:read("a"); f:close(); return s
+end
+
+-- nvim with `rtp` added, running `script` after loading `file`; returns the
+-- exit status, the key/value lines it wrote, and its stderr.
+local function nvim(rtp, script, file)
+  local out, err = os.tmpname(), os.tmpname()
+  local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 nvim --clean --headless "
+    .. "--cmd %q -c %q %s 2>%q </dev/null >/dev/null"):format(root, out, root .. "/spec/nvim/hello.c",
+    "set rtp+=" .. rtp, "luafile " .. script, file or "", err)
+  local ok, _, status = os.execute(cmd)
+  local kv = {}
+  for line in slurp(out):gmatch("[^\n]+") do
+    local k, v = line:match("^([^\t]+)\t(.*)$")
+    if k then kv[k] = v:gsub("\\n", "\n") end
+  end
+  local stderr = slurp(err)
+  os.remove(out); os.remove(err)
+  return ok and 0 or status, kv, stderr
+end
+
+local HOVER = "function add_numbers\n\n→ int\nParameters:\n- int a\n- int b\n"
+  .. "Adds two integers and returns their sum.\n\nstatic int add_numbers(int a, int b)"
+
+describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
+  it("an LSP session with clangd: initialize (processId = vim.NIL), didOpen, hover, shutdown, exit", function()
+    local status, kv, stderr = nvim(root, "spec/nvim/lsp_session.lua")
+    assert.are.equal("", stderr)
+    assert.are.equal(0, status)
+    assert.are.equal("true", kv.finished)
+    assert.is_nil(kv.error)
+    assert.are.equal("runtimepath", kv.core)          -- not found through package.cpath
+    assert.are.equal('{"processId":null}', kv.encode_nil)
+    assert.are.equal("true", kv.decoded_nil)          -- peer option null = vim.NIL
+    assert.are.equal('{"a":null}', kv.vim_json)
+    assert.are.equal("true", kv.hover_provider)
+    assert.are.equal(HOVER, kv.hover)
+    assert.truthy(kv.hover:find("function add_numbers", 1, true))
+    assert.truthy(kv.hover:find("Adds two integers and returns their sum.", 1, true))
+    assert.are.equal("true", kv.shutdown)             -- shutdown answered null
+    assert.are.equal("0 0", kv.exit)                  -- clangd exited 0 after exit
+    assert.are.equal("true", kv.in_fast_event)        -- replies resume us in a luv callback
+    assert.are.equal("false", kv.after_main_fast)     -- jrpc.nvim.main() got us out
+    assert.are.equal("1", kv.bufnr)
+  end)
+
+  it("the example plugin's :JrpcHover shows clangd's hover in a floating window", function()
+    local status, kv, stderr = nvim(root .. "," .. root .. "/examples/nvim", "spec/nvim/hover_example.lua",
+      "spec/nvim/hello.c")
+    assert.are.equal("", stderr)
+    assert.are.equal(0, status)
+    assert.are.equal("true", kv.finished)
+    assert.are.equal("1", kv.floats)
+    assert.are.equal(HOVER, kv.hover)
+  end)
+
+  it("lua5.4 never loads the LuaJIT build installed in lua/jrpc/", function()
+    local h = assert(io.popen(("cd %q && lua5.4 -e 'package.path=\"./lua/?.lua;./lua/?/init.lua;\"..package.path' "
+      .. "-e 'print(package.searchpath(\"jrpc.core\", package.cpath))' 2>&1"):format(root)))
+    local s = h:read("a"); h:close()
+    assert.truthy(s:find("^nil"), s)
+  end)
+end)
