@@ -21,11 +21,12 @@ local function fail(err) error(err, 0) end
 -- =======================================================================
 
 local CURSOR_PREFIX = "jrpc-mcp-page:"
+local CURSOR_PATTERN = "^" .. CURSOR_PREFIX:gsub("%p", "%%%0") .. "(%d+)$"
 
 local function page(srv, items, params, key)
   local start = 1
   if params.cursor ~= nil then
-    local n = type(params.cursor) == "string" and params.cursor:match("^" .. CURSOR_PREFIX .. "(%d+)$")
+    local n = type(params.cursor) == "string" and params.cursor:match(CURSOR_PATTERN)
     start = tonumber(n)
     if not start or start < 1 or start > #items then fail(invalid("Invalid params: invalid cursor")) end
   end
