@@ -1,0 +1,113 @@
+-- The fixtures the official MCP conformance suite expects of a server
+-- ("everything server"), those that need neither HTTP nor MRTR, on
+-- stdin/stdout for clients of both eras. Run from the repository root:
+--   lua5.4 examples/mcp/everything_server.lua   (or luajit)
+-- On luv (lua-luv) when it is installed, so test_tool_with_progress can
+-- pace its notifications with loop:sleep; else on the blocking stdio.
+dofile((debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/../paths.lua")
+local jrpc = require "jrpc"
+local mcp = require "jrpc.mcp"
+
+local has_luv, luv = pcall(require, "luv")
+local loop = has_luv and jrpc.uv.new(luv) or nil
+
+-- A 1x1 PNG and a tiny WAV (44-byte header, no samples), base64.
+local PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+local WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+
+local server = mcp.server{ name = "jrpc-everything-server", version = "1.0.0",
+  instructions = "Fixtures for MCP conformance testing." }
+
+local NO_ARGS = { type = "object", properties = jrpc.object() }
+
+local function tool(name, description, handler, extra)
+  local def = { name = name, description = description, input_schema = NO_ARGS, handler = handler }
+  for k, v in pairs(extra or {}) do def[k] = v end
+  server:tool(def)
+end
+
+tool("test_simple_text", "Returns a simple text response",
+  function() return "This is a simple text response for testing." end)
+tool("test_image_content", "Returns an image", function() return mcp.image(PNG, "image/png") end)
+tool("test_audio_content", "Returns audio", function() return mcp.audio(WAV, "audio/wav") end)
+tool("test_embedded_resource", "Returns an embedded resource", function()
+  return mcp.embedded{ uri = "test://embedded-resource", mimeType = "text/plain",
+    text = "This is an embedded resource content." }
+end)
+tool("test_multiple_content_types", "Returns text, an image and a resource", function()
+  return { mcp.text("Multiple content types test:"), mcp.image(PNG, "image/png"),
+    mcp.embedded{ uri = "test://mixed-content-resource", mimeType = "application/json",
+      text = '{"test":"data","value":123}' } }
+end)
+tool("test_tool_with_logging", "Logs three messages while it runs", function(_, ctx)
+  ctx:log("info", "Tool execution started")
+  ctx:log("info", "Tool processing data")
+  ctx:log("info", "Tool execution completed")
+  return "Tool with logging executed successfully"
+end)
+tool("test_logging_tool", "Logs only when the request asks for a log level", function(_, ctx)
+  ctx:log("info", "test_logging_tool ran")
+  return "logged (if asked)"
+end)
+tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100", function(_, ctx)
+  for i, value in ipairs{ 0, 50, 100 } do
+    ctx:progress(value, 100, ("step %d of 3"):format(i))
+    -- also after the last one: some clients (the TypeScript SDK 1.x) handle
+    -- notifications a tick later than responses, and would drop a progress
+    -- notification that arrives in the same read as the result
+    if loop then loop:sleep(0.05) end
+  end
+  return "Progress test completed"
+end)
+tool("test_error_handling", "Always fails (an isError result)",
+  function() error("This tool intentionally returns an error for testing") end)
+tool("test_missing_capability", "Needs the client's sampling capability",
+  function() return "the client can sample" end, { requires = { sampling = jrpc.object() } })
+tool("test_echo", "Echoes its message (structured content too)", function(args)
+  return { content = { mcp.text(args.message) }, structuredContent = { echo = args.message } }
+end, { input_schema = { type = "object", properties = { message = { type = "string" } }, required = { "message" } },
+  output_schema = { type = "object", properties = { echo = { type = "string" } }, required = { "echo" } } })
+
+server:resource{ uri = "test://static-text", name = "Static Text Resource", mime_type = "text/plain",
+  description = "A static text resource for testing",
+  handler = function() return "This is the content of the static text resource." end }
+server:resource{ uri = "test://static-binary", name = "Static Binary Resource", mime_type = "image/png",
+  description = "A static binary resource (a PNG)", handler = function() return { blob = PNG } end }
+server:resource{ uri = "test://watched-resource", name = "Watched Resource", mime_type = "text/plain",
+  description = "A resource clients may subscribe to", handler = function() return "Watched resource content" end }
+server:resource_template{ uri_template = "test://template/{id}/data", name = "Resource Template",
+  mime_type = "application/json", description = "A resource template with an id",
+  handler = function(uri, vars)
+    return { uri = uri, text = ('{"id":"%s","templateTest":true,"data":"Data for ID: %s"}'):format(vars.id, vars.id) }
+  end }
+
+server:prompt{ name = "test_simple_prompt", description = "A simple prompt without arguments",
+  handler = function() return "This is a simple prompt for testing." end }
+server:prompt{ name = "test_prompt_with_arguments", description = "A prompt with two arguments",
+  arguments = { { name = "arg1", description = "First test argument", required = true },
+    { name = "arg2", description = "Second test argument", required = true } },
+  handler = function(args)
+    return ("Prompt with arguments: arg1='%s', arg2='%s'"):format(args.arg1, args.arg2)
+  end }
+server:prompt{ name = "test_prompt_with_embedded_resource", description = "A prompt with an embedded resource",
+  arguments = { { name = "resourceUri", description = "URI of the resource to embed", required = true } },
+  handler = function(args)
+    return { { role = "user", content = mcp.embedded{ uri = args.resourceUri, mimeType = "text/plain",
+      text = "Embedded resource content for testing." } },
+      { role = "user", content = "Please process the embedded resource above." } }
+  end }
+server:prompt{ name = "test_prompt_with_image", description = "A prompt with an image",
+  handler = function()
+    return { { role = "user", content = mcp.image(PNG, "image/png") },
+      { role = "user", content = "Please analyze the image above." } }
+  end }
+
+local WORDS = { "test", "testing", "tested", "value", "values" }
+server:completion("prompt", "test_prompt_with_arguments", function(_, value)
+  local out = {}
+  for _, w in ipairs(WORDS) do if w:sub(1, #value) == value then out[#out + 1] = w end end
+  return out
+end)
+server:completion("resource", "test://template/{id}/data", function() return { "123", "456" } end)
+
+server:serve_stdio(loop)

@@ -1,0 +1,144 @@
+--- The MCP methods a server answers, as functions of (server, params, ctx)
+-- that return the bare result; server.lua chooses the era, checks `_meta`
+-- and adds what every result of that era carries (resultType, serverInfo,
+-- ttlMs/cacheScope).
+local core = require "jrpc.core"
+local errors = require "jrpc.errors"
+local protocol = require "jrpc.mcp.protocol"
+local content = require "jrpc.mcp.content"
+local arguments = require "jrpc.mcp.arguments"
+
+local M = {}
+
+local function array(t) return setmetatable(t or {}, core.array_mt) end
+local invalid = protocol.invalid_params
+
+local function fail(err) error(err, 0) end
+
+-- {======================================================================
+-- Lists: opaque cursors (the offset of the next page, in a form clients
+-- have no reason to read), `page_size` items a page.
+-- =======================================================================
+
+local CURSOR_PREFIX = "jrpc-mcp-page:"
+local CURSOR_PATTERN = "^" .. CURSOR_PREFIX:gsub("%p", "%%%0") .. "(%d+)$"
+
+local function page(srv, items, params, key)
+  local start = 1
+  if params.cursor ~= nil then
+    local n = type(params.cursor) == "string" and params.cursor:match(CURSOR_PATTERN)
+    start = tonumber(n)
+    if not start or start < 1 or start > #items then fail(invalid("Invalid params: invalid cursor")) end
+  end
+  local out, stop = {}, math.min(#items, start + srv.page_size - 1)
+  for i = start, stop do out[#out + 1] = items[i].listed end
+  local result = { [key] = array(out) }
+  if stop < #items then result.nextCursor = CURSOR_PREFIX .. (stop + 1) end
+  return result
+end
+
+function M.tools_list(srv, params) return page(srv, srv.registry.tools, params, "tools") end
+function M.resources_list(srv, params) return page(srv, srv.registry.resources, params, "resources") end
+function M.prompts_list(srv, params) return page(srv, srv.registry.prompts, params, "prompts") end
+function M.templates_list(srv, params)
+  return page(srv, srv.registry.templates, params, "resourceTemplates")
+end
+
+-- }======================================================================
+
+-- A tool's own failure is a result the model can read (`isError`); a
+-- raised jrpc error is a protocol error and goes out as it is. Nothing of
+-- a Lua error's text (paths, stack) reaches the client; the log has it.
+local function run_tool(tool, args, ctx)
+  local ok, result = pcall(tool.handler, args, ctx)
+  if ok then return content.tool_result(result) end
+  if errors.is_wire_error(result) then fail(result) end
+  ctx.peer:log(("tool %q failed: %s"):format(tool.name, tostring(result)))
+  return content.error_result(("Tool %s failed: internal error"):format(tool.name))
+end
+
+function M.tools_call(srv, params, ctx)
+  if type(params.name) ~= "string" then fail(invalid("Invalid params: name is required")) end
+  local tool = srv.registry.tool_by_name[params.name]
+  if not tool then fail(invalid("Invalid params: unknown tool " .. params.name)) end
+  local args = params.arguments
+  if args == nil then args = {} end
+  local problem = arguments.problem(tool.listed.inputSchema, args)
+  if problem then fail(invalid("Invalid params: " .. problem)) end
+  if tool.requires then
+    local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
+    if missing then fail(protocol.missing_capability(missing)) end
+  end
+  return run_tool(tool, args, ctx)
+end
+
+function M.resources_read(srv, params, ctx)
+  local uri = params.uri
+  if type(uri) ~= "string" then fail(invalid("Invalid params: uri is required")) end
+  local entry, vars = srv.registry:find_resource(uri)
+  if not entry then fail(protocol.resource_not_found(uri, ctx.era == "legacy")) end
+  local v
+  if vars then v = entry.handler(uri, vars, ctx) else v = entry.handler(uri, ctx) end
+  return content.resource_result(v, uri, entry.mime_type), entry
+end
+
+function M.prompts_get(srv, params, ctx)
+  if type(params.name) ~= "string" then fail(invalid("Invalid params: name is required")) end
+  local prompt = srv.registry.prompt_by_name[params.name]
+  if not prompt then fail(invalid("Invalid params: unknown prompt " .. params.name)) end
+  local args = params.arguments or {}
+  if type(args) ~= "table" then fail(invalid("Invalid params: arguments must be an object")) end
+  for _, a in ipairs(prompt.arguments) do
+    if a.required and args[a.name] == nil then
+      fail(invalid(("Invalid params: argument %q is required"):format(a.name)))
+    end
+  end
+  return content.prompt_result(prompt.handler(args, ctx))
+end
+
+local MAX_COMPLETIONS = 100  -- the protocol's cap on values in one answer
+
+function M.complete(srv, params, ctx)
+  local arg = params.argument
+  if type(params.ref) ~= "table" or type(arg) ~= "table" or type(arg.name) ~= "string" then
+    fail(invalid("Invalid params: ref and argument {name, value} are required"))
+  end
+  local fn = srv.registry:completion_for(params.ref)
+  local got = fn and fn(arg.name, arg.value or "", ctx) or {}
+  if got.values == nil then got = { values = got } end
+  local values, n = {}, #got.values
+  for i = 1, math.min(n, MAX_COMPLETIONS) do values[i] = got.values[i] end
+  local more = got.hasMore
+  if more == nil and n > MAX_COMPLETIONS then more = true end
+  return { completion = { values = array(values), total = got.total or (n > MAX_COMPLETIONS and n or nil),
+    hasMore = more } }
+end
+
+--- The server's capabilities for an era, from what is registered.
+---@param srv table
+---@param era string
+---@return table
+function M.capabilities(srv, era)
+  local offers, caps = srv.registry:offers(), { logging = {} }
+  if offers.tools then caps.tools = {} end
+  if offers.prompts then caps.prompts = {} end
+  if offers.completions then caps.completions = {} end
+  if offers.resources then
+    -- legacy clients subscribe per resource; modern ones would listen (not yet)
+    caps.resources = era == "legacy" and { subscribe = true } or {}
+  end
+  return caps
+end
+
+function M.discover(srv)
+  return { supportedVersions = protocol.MODERN_VERSIONS, capabilities = M.capabilities(srv, "modern"),
+    instructions = srv.instructions }
+end
+
+function M.initialize(srv, params, session)
+  local version = session:initialize(params)
+  return { protocolVersion = version, capabilities = M.capabilities(srv, "legacy"),
+    serverInfo = srv.info, instructions = srv.instructions }
+end
+
+return M

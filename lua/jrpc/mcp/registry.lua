@@ -1,0 +1,181 @@
+--- What a server offers: tools, resources, resource templates, prompts and
+-- completion providers, in registration order (lists page in that order).
+-- This module owns the registrations; it checks them when they are made, so
+-- a mistake shows where it was written, not at the first request.
+local core = require "jrpc.core"
+
+local M = {}
+
+local Registry = {}
+Registry.__index = Registry
+
+--- An empty registry.
+---@return table
+function M.new()
+  return setmetatable({
+    tools = {}, tool_by_name = {},
+    resources = {}, resource_by_uri = {},
+    templates = {},
+    prompts = {}, prompt_by_name = {},
+    completions = {},  -- ["ref/prompt\0name"] = fn
+  }, Registry)
+end
+
+local function need(t, field, kind, what)
+  if type(t[field]) ~= kind then
+    error(("%s: %s must be a %s"):format(what, field, kind), 4)
+  end
+end
+
+-- A schema is a Lua table or JSON text; either way a table once registered.
+local function schema(v, what)
+  if v == nil then return nil end
+  if type(v) == "string" then
+    local t, msg = core.decode(v)
+    if type(t) ~= "table" then error(what .. ": schema is not a JSON object: " .. tostring(msg), 4) end
+    return t
+  end
+  if type(v) ~= "table" then error(what .. ": schema must be a table or JSON text", 4) end
+  return v
+end
+
+-- Tool names: 1-64 of [A-Za-z0-9_./-], as clients check them.
+local function valid_tool_name(name)
+  return #name >= 1 and #name <= 64 and not name:find("[^%w_%./%-]")
+end
+
+--- Add a tool (see `server:tool`).
+---@param def table
+function Registry:add_tool(def)
+  local what = "tool " .. tostring(def.name)
+  need(def, "name", "string", "tool")
+  need(def, "handler", "function", what)
+  if not valid_tool_name(def.name) then error(what .. ": names are 1-64 characters of A-Z a-z 0-9 _ . / -", 3) end
+  if self.tool_by_name[def.name] then error(what .. ": already registered", 3) end
+  local input = schema(def.input_schema, what) or { type = "object" }
+  local listed = { name = def.name, title = def.title, description = def.description,
+    inputSchema = input, outputSchema = schema(def.output_schema, what), annotations = def.annotations }
+  local tool = { name = def.name, handler = def.handler, listed = listed, requires = def.requires }
+  self.tools[#self.tools + 1] = tool
+  self.tool_by_name[def.name] = tool
+end
+
+--- Add a resource (see `server:resource`).
+---@param def table
+function Registry:add_resource(def)
+  need(def, "uri", "string", "resource")
+  local what = "resource " .. def.uri
+  need(def, "name", "string", what)
+  need(def, "handler", "function", what)
+  if self.resource_by_uri[def.uri] then error(what .. ": already registered", 3) end
+  local r = { uri = def.uri, handler = def.handler, mime_type = def.mime_type,
+    ttl_ms = def.ttl_ms, cache_scope = def.cache_scope,
+    listed = { uri = def.uri, name = def.name, title = def.title, description = def.description,
+      mimeType = def.mime_type, size = def.size, annotations = def.annotations } }
+  self.resources[#self.resources + 1] = r
+  self.resource_by_uri[def.uri] = r
+end
+
+-- A URI template's variables as a Lua pattern: `{var}` matches one path
+-- segment (no "/"), `{+var}` (reserved expansion) anything.
+local function compile(template)
+  local names, pattern, pos = {}, { "^" }, 1
+  while true do
+    local s, e, plus, name = template:find("{(%+?)([%w_]+)}", pos)
+    local literal = template:sub(pos, (s or 0) - 1)
+    pattern[#pattern + 1] = literal:gsub("%p", "%%%0")
+    if not s then break end
+    names[#names + 1] = name
+    pattern[#pattern + 1] = plus == "+" and "(.+)" or "([^/]+)"
+    pos = e + 1
+  end
+  pattern[#pattern + 1] = "$"
+  return table.concat(pattern), names
+end
+
+--- Add a resource template (see `server:resource_template`).
+---@param def table
+function Registry:add_template(def)
+  need(def, "uri_template", "string", "resource template")
+  local what = "resource template " .. def.uri_template
+  need(def, "name", "string", what)
+  need(def, "handler", "function", what)
+  local pattern, names = compile(def.uri_template)
+  if #names == 0 then error(what .. ": has no {variable}; register it with server:resource", 3) end
+  self.templates[#self.templates + 1] = { pattern = pattern, names = names, handler = def.handler,
+    mime_type = def.mime_type, ttl_ms = def.ttl_ms, cache_scope = def.cache_scope,
+    listed = { uriTemplate = def.uri_template, name = def.name, title = def.title,
+      description = def.description, mimeType = def.mime_type, annotations = def.annotations } }
+end
+
+--- Add a prompt (see `server:prompt`).
+---@param def table
+function Registry:add_prompt(def)
+  need(def, "name", "string", "prompt")
+  local what = "prompt " .. def.name
+  need(def, "handler", "function", what)
+  if self.prompt_by_name[def.name] then error(what .. ": already registered", 3) end
+  local args = {}
+  for i, a in ipairs(def.arguments or {}) do
+    if type(a) == "string" then a = { name = a } end
+    if type(a) ~= "table" or type(a.name) ~= "string" then error(what .. ": argument " .. i .. " has no name", 3) end
+    args[i] = { name = a.name, title = a.title, description = a.description, required = a.required }
+  end
+  local p = { name = def.name, handler = def.handler, arguments = args,
+    listed = { name = def.name, title = def.title, description = def.description,
+      arguments = #args > 0 and setmetatable(args, core.array_mt) or nil } }
+  self.prompts[#self.prompts + 1] = p
+  self.prompt_by_name[def.name] = p
+end
+
+local REF_TYPES = { prompt = "ref/prompt", resource = "ref/resource" }
+
+--- Add a completion provider for a prompt's arguments (`ref_type` "prompt",
+--- `name` the prompt) or a resource template's variables ("resource", the
+--- URI template).
+---@param ref_type string
+---@param name string
+---@param fn function
+function Registry:add_completion(ref_type, name, fn)
+  local ref = REF_TYPES[ref_type]
+  if not ref then error("completion: ref_type must be \"prompt\" or \"resource\"", 3) end
+  if type(name) ~= "string" then error("completion: name must be a string", 3) end
+  if type(fn) ~= "function" then error("completion: provider must be a function", 3) end
+  self.completions[ref .. "\0" .. name] = fn
+end
+
+--- The completion provider for a `ref` of `completion/complete`, or nil.
+---@param ref table
+---@return function|nil
+function Registry:completion_for(ref)
+  if type(ref) ~= "table" then return nil end
+  return self.completions[tostring(ref.type) .. "\0" .. tostring(ref.name or ref.uri)]
+end
+
+--- The resource or template that serves `uri`, and the template's
+--- variables (nil for a plain resource); nil when nothing does.
+---@param uri string
+---@return table|nil entry
+---@return table|nil vars
+function Registry:find_resource(uri)
+  local r = self.resource_by_uri[uri]
+  if r then return r end
+  for _, t in ipairs(self.templates) do
+    local found = { uri:match(t.pattern) }
+    if found[1] ~= nil then
+      local vars = {}
+      for i, name in ipairs(t.names) do vars[name] = found[i] end
+      return t, vars
+    end
+  end
+  return nil
+end
+
+--- What the server's capabilities are, given what is registered.
+---@return table
+function Registry:offers()
+  return { tools = #self.tools > 0, resources = #self.resources > 0 or #self.templates > 0,
+    prompts = #self.prompts > 0, completions = next(self.completions) ~= nil }
+end
+
+return M

@@ -1,0 +1,234 @@
+--- An MCP server: what it offers (registry.lua) served on jrpc peers in
+-- both eras. Per request it chooses the era as the dual-era rules say: a
+-- request whose `_meta` names a protocol version is modern and served on
+-- that `_meta` alone; without one, a connection that sent `initialize` is
+-- legacy (session.lua); anything else lacks its required `_meta` (-32602).
+local core = require "jrpc.core"
+local protocol = require "jrpc.mcp.protocol"
+local registry = require "jrpc.mcp.registry"
+local methods = require "jrpc.mcp.methods"
+local session_mod = require "jrpc.mcp.session"
+local context = require "jrpc.mcp.context"
+
+local M = {}
+
+local keys = protocol.keys
+
+---@class jrpc.mcp.Server
+local Server = {}
+Server.__index = Server
+
+-- {======================================================================
+-- Registration
+-- =======================================================================
+
+--- Add a tool: `{name, title?, description, input_schema? (a Lua table or
+--- JSON text; default an object with any properties), output_schema?,
+--- annotations?, requires? (client capabilities it needs, e.g.
+--- `{sampling = {}}`: -32021 without them), handler = function(args, ctx)}`.
+--- The handler returns a string, a content item, a list of them, or a
+--- CallToolResult table; a Lua error it raises becomes an `isError` result.
+---@param def table
+---@return jrpc.mcp.Server self
+function Server:tool(def)
+  self.registry:add_tool(def)
+  return self
+end
+
+--- Add a resource: `{uri, name, title?, description?, mime_type?, ttl_ms?,
+--- cache_scope?, handler = function(uri, ctx)}` returning the text, a
+--- content (`{text}` or `{blob}`), a list of them, or a ReadResourceResult.
+---@param def table
+---@return jrpc.mcp.Server self
+function Server:resource(def)
+  self.registry:add_resource(def)
+  return self
+end
+
+--- Add a resource template: `{uri_template = "file:///{path}", name, ...,
+--- handler = function(uri, vars, ctx)}`. `{var}` matches one path segment,
+--- `{+var}` anything (slashes too).
+---@param def table
+---@return jrpc.mcp.Server self
+function Server:resource_template(def)
+  self.registry:add_template(def)
+  return self
+end
+
+--- Add a prompt: `{name, title?, description, arguments = { {name,
+--- description?, required?}, ... }, handler = function(args, ctx)}`
+--- returning a string (one user message), a list of messages `{role,
+--- content}` (content a string or a content item), or a GetPromptResult.
+---@param def table
+---@return jrpc.mcp.Server self
+function Server:prompt(def)
+  self.registry:add_prompt(def)
+  return self
+end
+
+--- Complete the arguments of prompt `name` (`ref_type` "prompt") or the
+--- variables of resource template `name` ("resource"): `fn(arg_name,
+--- value, ctx)` returns a list of strings, or `{values, total?, hasMore?}`.
+--- `ctx.params.context.arguments` holds the arguments already given.
+---@param ref_type "prompt"|"resource"
+---@param name string
+---@param fn fun(arg_name: string, value: string, ctx: jrpc.mcp.Context): table
+---@return jrpc.mcp.Server self
+function Server:completion(ref_type, name, fn)
+  self.registry:add_completion(ref_type, name, fn)
+  return self
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Serving
+-- =======================================================================
+
+-- Methods that exist only in the legacy era: with modern `_meta` they are
+-- unknown (-32601), as 2026-07-28 removed them.
+local LEGACY_ONLY = { initialize = true, ping = true, ["logging/setLevel"] = true,
+  ["resources/subscribe"] = true, ["resources/unsubscribe"] = true }
+
+-- Results whose modern form carries ttlMs and cacheScope.
+local CACHEABLE = { ["server/discover"] = true, ["tools/list"] = true, ["prompts/list"] = true,
+  ["resources/list"] = true, ["resources/templates/list"] = true, ["resources/read"] = true }
+
+-- What every modern result carries; `entry` (a resource) may set its own
+-- cache policy, and so may the handler's result.
+local function modern_result(srv, method, result, entry)
+  result.resultType = result.resultType or protocol.result_types.complete
+  local meta = result._meta or {}
+  meta[keys.server_info] = srv.info
+  result._meta = meta
+  if CACHEABLE[method] then
+    if result.ttlMs == nil then result.ttlMs = entry and entry.ttl_ms or srv.ttl_ms end
+    if result.cacheScope == nil then result.cacheScope = entry and entry.cache_scope or srv.cache_scope end
+  end
+  return result
+end
+
+-- The era and client of one request, or raise the error to answer.
+local function choose_era(session, method, meta)
+  if protocol.is_modern_meta(meta) then
+    if LEGACY_ONLY[method] then error(protocol.method_not_found(), 0) end
+    local client, err = protocol.check_meta(meta)
+    if not client then error(err, 0) end
+    return "modern", client
+  end
+  if session:is_legacy() then return "legacy", session.client end
+  local _, err = protocol.check_meta(meta)
+  error(err, 0)
+end
+
+-- Which registrations a method needs: without them it is unknown (-32601),
+-- so `server/discover`'s capabilities and the methods agree.
+local NEEDS = { ["tools/list"] = "tools", ["tools/call"] = "tools", ["prompts/list"] = "prompts",
+  ["prompts/get"] = "prompts", ["resources/list"] = "resources", ["resources/read"] = "resources",
+  ["resources/templates/list"] = "resources", ["completion/complete"] = "completions",
+  ["resources/subscribe"] = "resources", ["resources/unsubscribe"] = "resources" }
+
+-- The jrpc handler for an era-dependent method `impl(srv, params, ctx)`.
+local function handler(srv, session, method, impl)
+  return function(params, rpc)
+    params = params or {}
+    local meta = rpc.meta
+    if meta == nil then meta = params._meta; params._meta = nil end  -- a peer without profile mcp
+    local era, client = choose_era(session, method, meta)
+    local need = NEEDS[method]
+    if need and not srv.registry:offers()[need] then error(protocol.method_not_found(), 0) end
+    local ctx = context.new(rpc, params, client, era)
+    local result, entry = impl(srv, params, ctx, session)
+    if era == "modern" then return modern_result(srv, method, result, entry) end
+    return result
+  end
+end
+
+-- Legacy methods, before or after `initialize`.
+local function empty() return setmetatable({}, core.object_mt) end
+local legacy = {
+  ["logging/setLevel"] = function(_, params, _, session) session:set_level(params.level); return empty() end,
+  ["resources/subscribe"] = function(_, params, _, session) session:subscribe(params.uri, true); return empty() end,
+  ["resources/unsubscribe"] = function(_, params, _, session)
+    session:subscribe(params.uri, false); return empty()
+  end,
+}
+
+--- Serve this server's methods on `peer` (made with profile "mcp"; one
+--- connection: its legacy state, if it chooses that era, is its own).
+---@param peer jrpc.Peer
+---@return jrpc.Peer peer
+function Server:attach(peer)
+  local session = session_mod.new()
+  local function add(name, impl) peer:method(name, handler(self, session, name, impl)) end
+  add("server/discover", methods.discover)
+  add("tools/list", methods.tools_list)
+  add("tools/call", methods.tools_call)
+  add("resources/list", methods.resources_list)
+  add("resources/templates/list", methods.templates_list)
+  add("resources/read", methods.resources_read)
+  add("prompts/list", methods.prompts_list)
+  add("prompts/get", methods.prompts_get)
+  add("completion/complete", methods.complete)
+  for name, impl in pairs(legacy) do add(name, impl) end
+  -- ping is allowed before initialize too: answer it in any legacy state
+  peer:method("ping", function(_, rpc)
+    if protocol.is_modern_meta(rpc.meta) then error(protocol.method_not_found(), 0) end
+    return empty()
+  end)
+  peer:method("initialize", function(params, rpc)
+    if protocol.is_modern_meta(rpc.meta) then error(protocol.method_not_found(), 0) end
+    if type(params) ~= "table" then error(protocol.invalid_params("Invalid params: expected an object"), 0) end
+    return methods.initialize(self, params, session)
+  end)
+  peer:method("notifications/initialized", function() session:mark_initialized() end)
+  return peer
+end
+
+--- Serve on this process's stdin/stdout until the input ends: on the luv
+--- loop context `loop` (`jrpc.uv.new(require "luv")`; handlers may then
+--- wait in `loop:sleep`) or, without one, with the blocking `jrpc.stdio`.
+--- `peer_opts` are more peer options (`on_error`, `debug`, ...).
+---@param loop? table
+---@param peer_opts? table
+---@return jrpc.Peer peer
+function Server:serve_stdio(loop, peer_opts)
+  local opts = { profile = "mcp", role = "server" }
+  for k, v in pairs(peer_opts or {}) do opts[k] = v end
+  if loop then
+    local conn = assert(loop:stdio(opts))
+    self:attach(conn.peer)
+    loop:serve_forever()
+    return conn.peer
+  end
+  local stdio = require "jrpc.stdio"
+  local peer = self:attach(stdio.peer(opts))
+  stdio.run(peer)
+  return peer
+end
+
+-- }======================================================================
+
+local SCOPES = { public = true, private = true }
+
+--- A new server (see `jrpc.mcp.server`).
+---@param opts table
+---@return jrpc.mcp.Server
+function M.new(opts)
+  if type(opts) ~= "table" or type(opts.name) ~= "string" or type(opts.version) ~= "string" then
+    error("jrpc.mcp.server: expected {name = string, version = string, ...}", 3)
+  end
+  local ttl, scope = opts.ttl_ms or 0, opts.cache_scope or "private"
+  if type(ttl) ~= "number" or ttl < 0 or ttl % 1 ~= 0 then
+    error("jrpc.mcp.server: ttl_ms must be an integer >= 0", 3)
+  end
+  if not SCOPES[scope] then error("jrpc.mcp.server: cache_scope must be \"public\" or \"private\"", 3) end
+  return setmetatable({
+    registry = registry.new(),
+    info = { name = opts.name, version = opts.version, title = opts.title },
+    instructions = opts.instructions, ttl_ms = ttl, cache_scope = scope,
+    page_size = opts.page_size or 100,
+  }, Server)
+end
+
+return M
