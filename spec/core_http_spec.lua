@@ -286,6 +286,7 @@ describe("HTTP writers", function()
       core.http_response(413, {Connection = "close"}))
     assert.are.equal("HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Length: 3\r\n\r\nabc",
       core.http_response(505, nil, "abc"))
+    assert.are.equal("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n42", core.http_response(200, nil, 42))
   end)
 
   it("http_response refuses bad statuses and headers (raises)", function()

@@ -580,11 +580,13 @@ static int http_response (lua_State *L) {
   HttpHeader hs[HTTP_MAX_WRITE_HEADERS];
   const char *reason, *body;
   size_t blen = 0;
-  int status = http_checkstatus(L, 1, &reason);
-  int n = http_checkheaders(L, 2, hs, HTTP_MAX_WRITE_HEADERS);
-  int nobody = status < 200 || status == 204 || status == 304;
+  int status = http_checkstatus(L, 1, &reason), n, nobody;
   Buf *b = HTTP_OUT;
+  /* the body first: converting a number allocates, and a finalizer run
+  ** there could change the headers table after its strings were taken */
   body = luaL_optlstring(L, 3, "", &blen);
+  n = http_checkheaders(L, 2, hs, HTTP_MAX_WRITE_HEADERS);
+  nobody = status < 200 || status == 204 || status == 304;
   luaL_argcheck(L, !nobody || blen == 0, 3, "this status has no body");
   b->n = 0;
   http_addhead(L, b, status, reason, hs, n);
