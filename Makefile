@@ -26,7 +26,8 @@
 #   make clean
 #
 # Overridable: CC, CFLAGS (default -O2), CPPFLAGS, LDFLAGS, LIBFLAG,
-# PKG_CONFIG, LUA54_CFLAGS, LUAJIT_CFLAGS, CJSON_LIBS, WERROR=1.
+# PKG_CONFIG, LUA54_CFLAGS, LUAJIT_CFLAGS, CJSON_LIBS, CRYPTO_CFLAGS,
+# CRYPTO_LIBS, HTTP_PARSER_LIBS, WERROR=1.
 # The module is not linked against liblua: the interpreter provides the symbols.
 
 SHELL := /bin/bash
@@ -43,6 +44,12 @@ WERROR ?= 0
 LUA54_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson)
 LUAJIT_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags luajit libcjson)
 CJSON_LIBS ?= $(shell $(PKG_CONFIG) --libs libcjson)
+# OpenSSL 3's libcrypto (HMAC, RAND_bytes, CRYPTO_memcmp): pkg-config knows it;
+# Debian's libhttp-parser-dev ships no .pc file.
+CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto)
+CRYPTO_LIBS ?= $(shell $(PKG_CONFIG) --libs libcrypto)
+HTTP_PARSER_LIBS ?= -lhttp_parser
+CORE_LIBS = $(CJSON_LIBS) $(HTTP_PARSER_LIBS) $(CRYPTO_LIBS)
 
 ifeq ($(shell uname -s),Darwin)
 LIBFLAG ?= -bundle -undefined dynamic_lookup
@@ -54,8 +61,8 @@ WARNINGS := -std=c99 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-protot
 JR_CFLAGS = $(WARNINGS) -fPIC -fvisibility=hidden $(if $(filter 1,$(WERROR)),-Werror)
 
 # Per-ABI include flags, selected by the pattern stem (5.4 or jit).
-ABI_CFLAGS_5.4 = $(LUA54_CFLAGS)
-ABI_CFLAGS_jit = $(LUAJIT_CFLAGS)
+ABI_CFLAGS_5.4 = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS)
+ABI_CFLAGS_jit = $(LUAJIT_CFLAGS) $(CRYPTO_CFLAGS)
 
 # The core is one translation unit: src/core.c includes the other src/*.c,
 # so any src/*.c or src/*.h change rebuilds both modules.
@@ -65,11 +72,11 @@ MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
   build/5.4/jrpc/lineread.so build/jit/jrpc/lineread.so
 
 ABI_FLAGS = $(CPPFLAGS) $(CFLAGS) $(JR_CFLAGS) $(ABI_CFLAGS_$*)
-LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CJSON_LIBS)
+LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
-  clang libclang-rt-14-dev llvm \
+  clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev \
   love xvfb xauth lua-socket neovim clangd
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
@@ -355,8 +362,8 @@ soak: all bench-tools
 # =====================================================================
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all \
   -fsanitize=address,undefined,float-cast-overflow
-ABI_CFLAGS_asan = $(LUA54_CFLAGS) $(SAN_FLAGS)
-ABI_CFLAGS_memcheck = $(LUA54_CFLAGS) -g
+ABI_CFLAGS_asan = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS) $(SAN_FLAGS)
+ABI_CFLAGS_memcheck = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS) -g
 ASAN_LUA := build/asan/bin/lua5.4
 ASAN_ENV = PATH="$(CURDIR)/build/asan/bin:$$PATH" \
   JRPC_CPATH_5_4="$(CURDIR)/build/asan/?.so" JRPC_SANITIZER=asan \
@@ -411,7 +418,7 @@ build/allocfail: spec/host/allocfail.c $(CORE_DEPS) build/5.4/flags.txt
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(CPPFLAGS) -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARNINGS) \
 	  $(if $(filter 1,$(WERROR)),-Werror) -Isrc $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson) \
-	  -o $@ $< $(LDFLAGS) $(shell $(PKG_CONFIG) --libs lua5.4 libcjson) -lm
+	  $(CRYPTO_CFLAGS) -o $@ $< $(LDFLAGS) $(shell $(PKG_CONFIG) --libs lua5.4) $(CORE_LIBS) -lm
 
 test-allocfail: build/allocfail
 	ASAN_OPTIONS=abort_on_error=1 build/allocfail spec/host/allocfail.lua
@@ -453,7 +460,7 @@ clean:
 # 30 s per target when CI=true, else 5 s.
 # =====================================================================
 FUZZ_CC ?= clang
-FUZZ_TARGETS := ndjson lsp message encode
+FUZZ_TARGETS := ndjson lsp message encode http
 FUZZ_SECONDS ?= 60
 FUZZ_BINS := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
@@ -470,8 +477,8 @@ fuzz-build: $(FUZZ_BINS)
 build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/host.c fuzz/host.h $(CORE_DEPS)
 	@mkdir -p $(@D) && rm -f $@
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(WARNINGS) $(if $(filter 1,$(WERROR)),-Werror) \
-	  $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson) -o $@ $< fuzz/host.c $(CORE_SRC) \
-	  $(shell $(PKG_CONFIG) --libs lua5.4 libcjson) -lm
+	  $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson) $(CRYPTO_CFLAGS) -o $@ $< fuzz/host.c $(CORE_SRC) \
+	  $(shell $(PKG_CONFIG) --libs lua5.4) $(CORE_LIBS) -lm
 
 fuzz: deps fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh $(FUZZ_TARGETS)

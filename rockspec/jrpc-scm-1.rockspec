@@ -34,6 +34,16 @@ external_dependencies = {
     header = "cjson/cJSON.h",
     library = "cjson",
   },
+  -- Node's http-parser 2.9 (Debian: libhttp-parser-dev): HTTP/1.1 requests
+  HTTP_PARSER = {
+    header = "http_parser.h",
+    library = "http_parser",
+  },
+  -- OpenSSL 3's libcrypto (Debian: libssl-dev): HMAC-SHA-256, RAND_bytes
+  OPENSSL = {
+    header = "openssl/hmac.h",
+    library = "crypto",
+  },
 }
 
 build = {
@@ -42,9 +52,10 @@ build = {
     -- one translation unit: src/core.c includes the other src/*.c
     ["jrpc.core"] = {
       sources = {"src/core.c"},
-      libraries = {"cjson"},
-      incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "src"},
-      libdirs = {"$(CJSON_LIBDIR)"},
+      libraries = {"cjson", "http_parser", "crypto"},
+      incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "$(HTTP_PARSER_INCDIR)",
+        "$(OPENSSL_INCDIR)", "src"},
+      libdirs = {"$(CJSON_LIBDIR)", "$(HTTP_PARSER_LIBDIR)", "$(OPENSSL_LIBDIR)"},
     },
     -- the blocking stdio transport's bounded line read (I/O: not in the core)
     ["jrpc.lineread"] = {

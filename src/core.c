@@ -20,6 +20,8 @@
 #include "message.c"   /* JSON-RPC messages and batches */
 #include "codec.c"     /* jrpc.Codec */
 #include "pending.c"   /* jrpc.Pending */
+#include "http.c"      /* jrpc.Http and the HTTP/SSE writers */
+#include "crypto.c"    /* HMAC, random bytes, constant-time equality */
 
 /* module functions: upvalues array_mt, object_mt, a scratch codec */
 #define SCRATCH  ((Codec *)lua_touserdata(L, lua_upvalueindex(3)))
@@ -183,13 +185,20 @@ static const luaL_Reg core_funcs[] = {
   {"encode", core_encode},
   {"decode", core_decode},
   {"rawid", core_rawid},
+  {"http_response", http_response},
+  {"http_stream_head", http_stream_head},
+  {"http_chunk", http_chunk},
+  {"sse_event", sse_event},
+  {"hmac_sha256", crypto_hmac_sha256},
+  {"random_bytes", crypto_random_bytes},
+  {"equal", crypto_equal},
   {NULL, NULL}
 };
 
 
 JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   work_open(L);
-  lua_createtable(L, 0, 12);             /* the module */
+  lua_createtable(L, 0, 20);             /* the module */
   marker_mt(L, "jrpc.array_mt", "array");
   marker_mt(L, "jrpc.object_mt", "object");
   codec_open(L);
@@ -210,5 +219,6 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "null");
   pd_open(L);
+  http_open(L);
   return 1;
 }

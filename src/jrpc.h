@@ -6,7 +6,8 @@
 ** them, every type and every function that another file uses, so no
 ** file depends on the order in which core.c includes the others.
 ** Cross-file names carry their file's prefix (buf_, num_, ud_, scan_,
-** tolua_, enc_, work_, frame_, msg_, codec_, pd_); names without one are
+** tolua_, enc_, work_, frame_, msg_, codec_, pd_, http_,
+** crypto_); names without one are
 ** local to their file.
 */
 #ifndef jrpc_h
@@ -22,6 +23,12 @@
 #include <time.h>
 
 #include <cjson/cJSON.h>
+#include <http_parser.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -307,6 +314,50 @@ static void codec_open (lua_State *L);
 ** pending.c — the pending-id table (jrpc.Pending)
 ** ======================================================= */
 static void pd_open (lua_State *L);
+/* }====================================================== */
+
+
+/* {======================================================
+** http.c — HTTP/1.1 requests in (jrpc.Http), responses out
+** ======================================================= */
+typedef struct Http {
+  UdHead h;
+  http_parser P;       /* P.data: this Http */
+  lua_State *L;        /* the caller's state, for the callbacks' buffers */
+  Buf in;              /* bytes after a complete request; [off, n) unread */
+  size_t off;
+  Buf cur;             /* the request being read: target, headers, body */
+  Buf spans;           /* its headers (HttpSpan, offsets into cur) */
+  size_t max_header_bytes, max_body_bytes;
+  int max_headers;
+  size_t head_bytes;   /* of the request being read */
+  size_t target_end, body_at;
+  int nheaders;
+  int in_value;        /* the last header callback was a value */
+  int in_body;         /* headers done: later header callbacks are trailers */
+  int done;            /* a complete request is in cur */
+  int keep_alive, method, minor;
+  int upgraded;        /* an Upgrade/CONNECT request: nothing more is read */
+  int parsing;         /* set while the parser runs (a memory error left it) */
+  int status;          /* the request cannot be served: this status, */
+  const char *errmsg;  /* and why (static) */
+  Work *work;          /* the resident Work (user value 1), or NULL */
+} Http;
+
+static void http_open (lua_State *L);
+static int http_response (lua_State *L);
+static int http_stream_head (lua_State *L);
+static int http_chunk (lua_State *L);
+static int sse_event (lua_State *L);
+/* }====================================================== */
+
+
+/* {======================================================
+** crypto.c — HMAC-SHA-256, CSPRNG bytes, constant-time equality
+** ======================================================= */
+static int crypto_hmac_sha256 (lua_State *L);
+static int crypto_random_bytes (lua_State *L);
+static int crypto_equal (lua_State *L);
 /* }====================================================== */
 
 #endif

@@ -164,6 +164,32 @@ rec("encode", core.encode(cyc), core.encode({ 1, x = 2 }), core.encode(print), c
 rec("rawid", core.rawid("é\"\n"), core.rawid(-17), core.rawid(2 ^ 53))
 -- }=========================================================================
 
+-- {=================== HTTP reader, writers, crypto ==========================
+do
+  local h = core.http_server{ max_body_bytes = 64 }
+  local req = "POST /mcp?x=1 HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a: 2\r\nCookie: a\r\nCookie: b\r\n"
+    .. "Content-Length: 5\r\n\r\nhello"
+  local chunked = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+  local input = req .. chunked .. req
+  for i = 1, #input, 7 do
+    local kind, r = h:next(input:sub(i, i + 6))
+    while kind do
+      rec("http", kind, r)
+      kind, r = h:next()
+    end
+  end
+  rec("http", h:next("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 65\r\n\r\n"))
+  rec("http", h:next())
+  local h2 = core.http_server{}
+  rec("http", h2:next("GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/2.0\r\n\r\n"))
+  rec("http", h2:next())
+  rec("http_response", core.http_response(200, { ["Content-Type"] = "application/json", B = "x" }, "{}"))
+  rec("http_stream_head", core.http_stream_head(200, { ["Mcp-Session-Id"] = "s" }))
+  rec("http_chunk", core.http_chunk(core.sse_event("{}", "1")), core.http_chunk(""))
+  rec("crypto", #core.hmac_sha256("key", "msg"), core.equal("a", "a"), #core.random_bytes(16))
+end
+-- }=========================================================================
+
 -- {=================== garbage: finalizers at collection and at close ======
 for _ = 1, 3 do
   local c = core.codec{ framing = "lsp" }

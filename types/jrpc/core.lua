@@ -57,6 +57,72 @@ function core.codec(opts) end
 ---@return jrpc.Pending
 function core.pending(opts) end
 
+---@class jrpc.HttpOptions
+---@field max_header_bytes? integer  64 to 81920, default 8192: request target + header names and values + 4 per header
+---@field max_headers? integer       1 to 1000, default 64
+---@field max_body_bytes? integer    0 to 2^30, default 4 MiB (Content-Length over it: 413 before the body)
+
+---@class jrpc.HttpRequest
+---@field method string               "POST", "GET", "DELETE", ...
+---@field target string               the request target as sent ("/mcp?x=1")
+---@field path string                 the target's path ("/mcp"; absolute-form targets give their path)
+---@field query string|nil            after "?", nil when there is none
+---@field version "1.0"|"1.1"
+---@field headers table<string, string>  names lower-cased; repeats joined with ", " (cookie: "; ")
+---@field body string                 chunked bodies are de-chunked; trailers dropped
+---@field keep_alive boolean          false: answer, then close the connection
+---@field upgrade boolean             Upgrade/CONNECT: the last request read on this connection
+
+--- A sans-I/O HTTP/1.1 request reader for one server connection (http-parser).
+---@param opts? jrpc.HttpOptions
+---@return jrpc.Http
+function core.http_server(opts) end
+
+--- An HTTP/1.1 response: status line, headers (sorted by name), Content-Length (not for
+--- 1xx/204/304), body. Raises for a bad status, a bad header name or a CR/LF in a value.
+---@param status integer          100 to 599, one with a reason phrase
+---@param headers? table<string, string>
+---@param body? string
+---@return string
+function core.http_response(status, headers, body) end
+
+--- The head of a chunked SSE response: Content-Type text/event-stream, Cache-Control
+--- no-cache, X-Accel-Buffering no unless given, then Transfer-Encoding: chunked.
+---@param status integer
+---@param headers? table<string, string>
+---@return string
+function core.http_stream_head(status, headers) end
+
+--- One chunk of a chunked body; `""` gives the last chunk `0\r\n\r\n`.
+---@param bytes string
+---@return string
+function core.http_chunk(bytes) end
+
+--- One SSE event: `id: <id>\n` (when given) and `data: <json>\n\n`; raises when
+--- either holds CR or LF.
+---@param json string
+---@param id? string
+---@return string
+function core.sse_event(json, id) end
+
+--- HMAC-SHA-256 of `msg` under `key` (libcrypto): 32 raw bytes.
+---@param key string
+---@param msg string
+---@return string
+function core.hmac_sha256(key, msg) end
+
+--- `n` bytes (0 to 1048576) from OpenSSL's CSPRNG, or nil and why when it cannot give them.
+---@param n integer
+---@return string|nil bytes
+---@return string|nil msg
+function core.random_bytes(n) end
+
+--- Whether two strings are equal, in time that depends on their lengths only (CRYPTO_memcmp).
+---@param a string
+---@param b string
+---@return boolean
+function core.equal(a, b) end
+
 ---@class jrpc.Codec
 local Codec = {}
 
@@ -162,6 +228,19 @@ function Pending:count() end
 --- Counters: pending, unmatched, settled, expired, max_pending, bytes_per_entry.
 ---@return table
 function Pending:stats() end
+
+---@class jrpc.Http
+local Http = {}
+
+--- Feed `chunk` (when given), then the next request: `"request", req`; or
+--- `"error", status, message` for a request that cannot be served (400, 413, 431, 505;
+--- answer it with that status and close: every later call returns the same error);
+--- or nothing when more bytes are needed. Call again until it returns nothing.
+---@param chunk? string
+---@return "request"|"error"|nil kind
+---@return jrpc.HttpRequest|integer|nil req_or_status
+---@return string|nil message
+function Http:next(chunk) end
 
 ---@class jrpc.lineread
 local lineread = {}

@@ -1,0 +1,83 @@
+-- jrpc.core crypto for MRTR's requestState: HMAC-SHA-256 (RFC 4231 test
+-- vectors), CSPRNG bytes, constant-time equality; all from libcrypto.
+local core = require "jrpc.core"
+
+local function hex(s)
+  return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+local function unhex(h)
+  return (h:gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end))
+end
+
+describe("core.hmac_sha256", function()
+  -- RFC 4231 section 4: test cases 1-7, HMAC-SHA-256
+  local cases = {
+    {("0b"):rep(20), hex("Hi There"),
+      "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+    {hex("Jefe"), hex("what do ya want for nothing?"),
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
+    {("aa"):rep(20), ("dd"):rep(50),
+      "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"},
+    {"0102030405060708090a0b0c0d0e0f10111213141516171819", ("cd"):rep(50),
+      "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"},
+    {("0c"):rep(20), hex("Test With Truncation"),
+      "a3b6167473100ee06e0c796c2955552b", true},
+    {("aa"):rep(131), hex("Test Using Larger Than Block-Size Key - Hash Key First"),
+      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
+    {("aa"):rep(131), hex("This is a test using a larger than block-size key and a larger t"
+      .. "han block-size data. The key needs to be hashed before being used by the HMAC algorithm."),
+      "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"},
+  }
+  for i, c in ipairs(cases) do
+    it("RFC 4231 test case " .. i, function()
+      local mac = core.hmac_sha256(unhex(c[1]), unhex(c[2]))
+      assert.are.equal(32, #mac)
+      if c[4] then mac = mac:sub(1, 16) end  -- case 5: truncated to 128 bits
+      assert.are.equal(c[3], hex(mac))
+    end)
+  end
+
+  it("takes an empty key and message, and bytes with NULs", function()
+    assert.are.equal("b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad",
+      hex(core.hmac_sha256("", "")))
+    assert.are_not.equal(core.hmac_sha256("k\0a", "m"), core.hmac_sha256("k\0b", "m"))
+  end)
+
+  it("raises for arguments that are not strings", function()
+    assert.has_error(function() core.hmac_sha256(nil, "m") end)
+    assert.has_error(function() core.hmac_sha256("k", {}) end)
+  end)
+end)
+
+describe("core.random_bytes", function()
+  it("gives n bytes, different each time", function()
+    assert.are.equal("", core.random_bytes(0))
+    local a, b = core.random_bytes(32), core.random_bytes(32)
+    assert.are.equal(32, #a)
+    assert.are_not.equal(a, b)
+    assert.are.equal(1048576, #core.random_bytes(1048576))
+  end)
+
+  it("raises for n out of 0..1048576 or not an integer", function()
+    assert.has_error(function() core.random_bytes(-1) end)
+    assert.has_error(function() core.random_bytes(1048577) end)
+    assert.has_error(function() core.random_bytes("x") end)
+  end)
+end)
+
+describe("core.equal", function()
+  it("compares strings (NULs included); lengths differ: false", function()
+    assert.is_true(core.equal("", ""))
+    assert.is_true(core.equal("a\0b", "a\0b"))
+    assert.is_false(core.equal("a\0b", "a\0c"))
+    assert.is_false(core.equal("abc", "ab"))
+    local mac = core.hmac_sha256("k", "m")
+    assert.is_true(core.equal(mac, core.hmac_sha256("k", "m")))
+    assert.is_false(core.equal(mac, core.hmac_sha256("k", "n")))
+  end)
+
+  it("raises for arguments that are not strings", function()
+    assert.has_error(function() core.equal("a") end)
+    assert.has_error(function() core.equal({}, "a") end)
+  end)
+end)

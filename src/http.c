@@ -1,0 +1,694 @@
+/*
+** http.c — HTTP/1.1 server side, sans-I/O: the request reader (jrpc.Http)
+** on Node's http-parser 2.9 (Debian's libhttp-parser), and the response
+** writers (a head with Content-Length, a chunked SSE head, one chunk, one
+** SSE event).
+**
+** The reader. http-parser is a push parser that keeps no bytes: its
+** callbacks copy the request being read into 'cur' (target, then each
+** header's lower-cased name and value, then the body) and note offsets in
+** 'spans'. Callbacks use only the raw allocator (buf_*): no Lua code can
+** run while the parser runs. It is paused at the end of each request, so
+** pipelined requests come out one per next(); bytes after that end wait in
+** 'in'. A complete request's two buffers are swapped into this call's Work
+** (a pointer swap) before anything is pushed: a finalizer that feeds or
+** reads this object meanwhile (it then gets the following request, with a
+** Work of its own) cannot move or overwrite what this call is pushing.
+*/
+
+#define HTTP_MT  "jrpc.Http"
+
+#define HTTP_DEF_HEADER_BYTES  8192
+#define HTTP_DEF_HEADERS       64
+#define HTTP_DEF_BODY_BYTES    (4u * 1024u * 1024u)
+#define HTTP_MAX_WRITE_HEADERS 64    /* headers a writer takes */
+
+/* a header in 'spans': offsets into 'cur' */
+typedef struct HttpSpan {
+  size_t name, value, end;   /* name is [name, value), value [value, end) */
+} HttpSpan;
+
+#define check_http(L)  ((Http *)ud_check(L, lua_upvalueindex(1), HTTP_MT))
+
+
+/* {======================= parser callbacks ====================== */
+
+static Http *cb_http (http_parser *P) {
+  return (Http *)P->data;
+}
+
+
+/* fail the request with 'status'; the callback then returns nonzero */
+static int cb_fail (Http *H, int status, const char *msg) {
+  if (H->status == 0) {
+    H->status = status;
+    H->errmsg = msg;
+  }
+  return -1;
+}
+
+
+/* count 'len' more bytes of the head against max_header_bytes */
+static int cb_head (Http *H, size_t len) {
+  H->head_bytes += len;
+  if (H->head_bytes > H->max_header_bytes)
+    return cb_fail(H, 431, "request header fields too large");
+  return 0;
+}
+
+
+static int on_message_begin (http_parser *P) {
+  Http *H = cb_http(P);
+  H->cur.n = 0;
+  H->spans.n = 0;
+  H->nheaders = 0;
+  H->head_bytes = 0;
+  H->in_value = 0;
+  H->in_body = 0;
+  H->target_end = 0;
+  return 0;
+}
+
+
+static int on_url (http_parser *P, const char *at, size_t len) {
+  Http *H = cb_http(P);
+  if (cb_head(H, len)) return -1;
+  buf_add(H->L, &H->cur, at, len);   /* the target is first in 'cur' */
+  H->target_end = H->cur.n;
+  return 0;
+}
+
+
+static int on_header_field (http_parser *P, const char *at, size_t len) {
+  Http *H = cb_http(P);
+  size_t i;
+  char *d;
+  if (H->in_body) return 0;          /* a trailer (chunked): dropped */
+  if (cb_head(H, len)) return -1;
+  if (H->nheaders == 0 || H->in_value) {  /* a new header */
+    HttpSpan *s;
+    if (H->nheaders >= H->max_headers)
+      return cb_fail(H, 431, "too many request header fields");
+    if (cb_head(H, 4)) return -1;    /* ": " and CRLF */
+    s = (HttpSpan *)(void *)buf_reserve(H->L, &H->spans, sizeof(HttpSpan));
+    s->name = s->value = s->end = H->cur.n;
+    H->spans.n += sizeof(HttpSpan);
+    H->nheaders++;
+    H->in_value = 0;
+  }
+  d = buf_reserve(H->L, &H->cur, len);
+  for (i = 0; i < len; i++) {        /* names are ASCII tokens */
+    unsigned char c = (unsigned char)at[i];
+    d[i] = (char)((c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c);
+  }
+  H->cur.n += len;
+  ((HttpSpan *)(void *)H->spans.p)[H->nheaders - 1].value = H->cur.n;
+  ((HttpSpan *)(void *)H->spans.p)[H->nheaders - 1].end = H->cur.n;
+  return 0;
+}
+
+
+static int on_header_value (http_parser *P, const char *at, size_t len) {
+  Http *H = cb_http(P);
+  if (H->in_body) return 0;
+  if (cb_head(H, len)) return -1;
+  H->in_value = 1;
+  buf_add(H->L, &H->cur, at, len);
+  ((HttpSpan *)(void *)H->spans.p)[H->nheaders - 1].end = H->cur.n;
+  return 0;
+}
+
+
+static int on_headers_complete (http_parser *P) {
+  Http *H = cb_http(P);
+  HttpSpan *s = (HttpSpan *)(void *)H->spans.p;
+  int i, host = 0;
+  if (P->http_major != 1 || P->http_minor > 1)
+    return cb_fail(H, 505, "HTTP version not supported");
+  for (i = 0; i < H->nheaders; i++)
+    if (s[i].value - s[i].name == 4 && memcmp(H->cur.p + s[i].name, "host", 4) == 0)
+      host++;
+  if (P->http_minor == 1 && host != 1)  /* RFC 9112 3.2: exactly one */
+    return cb_fail(H, 400, host ? "more than one Host header" : "no Host header");
+  if (!(P->flags & F_CHUNKED) && P->content_length != (uint64_t)-1 &&
+      P->content_length > (uint64_t)H->max_body_bytes)
+    return cb_fail(H, 413, "request body too large");
+  H->in_body = 1;
+  H->body_at = H->cur.n;
+  return 0;
+}
+
+
+static int on_body (http_parser *P, const char *at, size_t len) {
+  Http *H = cb_http(P);
+  if (H->cur.n - H->body_at + len > H->max_body_bytes)
+    return cb_fail(H, 413, "request body too large");
+  buf_add(H->L, &H->cur, at, len);
+  return 0;
+}
+
+
+static int on_message_complete (http_parser *P) {
+  Http *H = cb_http(P);
+  H->done = 1;
+  H->keep_alive = http_should_keep_alive(P);
+  H->method = P->method;
+  H->minor = P->http_minor;
+  http_parser_pause(P, 1);           /* one request per next() */
+  return 0;
+}
+
+
+static const http_parser_settings http_settings = {
+  on_message_begin, on_url, NULL, on_header_field, on_header_value,
+  on_headers_complete, on_body, on_message_complete, NULL, NULL
+};
+
+/* }=============================================================== */
+
+
+/* {======================= the reader ============================ */
+
+static void http_free (lua_State *L, Http *H) {
+  buf_free(L, &H->in);
+  buf_free(L, &H->cur);
+  buf_free(L, &H->spans);
+  H->off = 0;
+}
+
+
+static int http_gc (lua_State *L) {
+  Http *H = (Http *)luaL_checkudata(L, 1, HTTP_MT);
+  http_free(L, H);
+  if (H->work != NULL && !H->work->busy) work_free(L, H->work);
+  H->work = NULL;
+  H->h.closed = 1;
+  return 0;
+}
+
+
+/*
+** Run the parser on [p, p + n); returns the bytes it consumed. Stops at
+** the end of a request (H->done), at an error (H->status) or at an
+** upgrade (H->upgraded: what follows is not HTTP).
+*/
+static size_t http_run (Http *H, const char *p, size_t n) {
+  size_t used = http_parser_execute(&H->P, &http_settings, p, n);
+  enum http_errno e = HTTP_PARSER_ERRNO(&H->P);
+  if (e == HPE_PAUSED) http_parser_pause(&H->P, 0);
+  else if (e != HPE_OK) {
+    if (H->status == 0) {          /* the parser's own error, not ours */
+      H->status = (e == HPE_HEADER_OVERFLOW) ? 431 : 400;
+      H->errmsg = http_errno_description(e);
+    }
+    H->done = 0;
+    return n;
+  }
+  if (H->P.upgrade && H->done) H->upgraded = 1;
+  return used;
+}
+
+
+/* keep the bytes [p, p + n) for later, after those already kept */
+static void http_keep (lua_State *L, Http *H, const char *p, size_t n) {
+  if (H->off > 0) {                /* compact first */
+    memmove(H->in.p, H->in.p + H->off, H->in.n - H->off);
+    H->in.n -= H->off;
+    H->off = 0;
+  }
+  buf_add(L, &H->in, p, n);
+}
+
+
+/*
+** Feed the kept bytes, then 'chunk', until a request is complete or
+** everything was consumed. Raw allocations only: no Lua code runs here.
+*/
+static void http_parse (lua_State *L, Http *H, const char *chunk, size_t len) {
+  H->L = L;
+  if (H->off < H->in.n) {
+    H->off += http_run(H, H->in.p + H->off, H->in.n - H->off);
+    if (H->done || H->status || H->upgraded) {
+      if (!H->status && !H->upgraded && len > 0) http_keep(L, H, chunk, len);
+      return;
+    }
+  }
+  H->in.n = H->off = 0;
+  if (len > 0) {
+    size_t used = http_run(H, chunk, len);
+    if (H->done && !H->status && !H->upgraded && used < len)
+      http_keep(L, H, chunk + used, len - used);
+  }
+}
+
+
+/* push the error event of a failed reader: "error", status, message */
+static int http_pusherror (lua_State *L, Http *H) {
+  lua_pushliteral(L, "error");
+  lua_pushinteger(L, H->status);
+  lua_pushstring(L, H->errmsg);
+  return 3;
+}
+
+
+/* set field 'k' of the table on top to the bytes [p, p + n) */
+static void setlfield (lua_State *L, const char *k, const char *p, size_t n) {
+  lua_pushlstring(L, p, n);
+  lua_setfield(L, -2, k);
+}
+
+
+/* push the headers table from the spans of a complete request in 'W' */
+static void http_pushheaders (lua_State *L, Work *W, int nheaders) {
+  int i;
+  lua_createtable(L, 0, nheaders);
+  for (i = 0; i < nheaders; i++) {
+    const HttpSpan *s = &((const HttpSpan *)(const void *)W->spans.p)[i];
+    const char *v = W->msg.p + s->value;
+    size_t vn = s->end - s->value;
+    while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t')) vn--;  /* OWS */
+    lua_pushlstring(L, W->msg.p + s->name, s->value - s->name);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, -3);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      lua_pushlstring(L, v, vn);
+    }
+    else {  /* repeated: joined with ", " (RFC 9110 5.3), cookies with "; " */
+      int cookie = (s->value - s->name == 6 &&
+                    memcmp(W->msg.p + s->name, "cookie", 6) == 0);
+      lua_pushstring(L, cookie ? "; " : ", ");
+      lua_pushlstring(L, v, vn);
+      lua_concat(L, 3);
+    }
+    lua_rawset(L, -3);
+  }
+}
+
+
+/*
+** Push the request table of the complete request in 'W' (target first in
+** W->msg, the body from 'body_at'). Only this call reads 'W'.
+*/
+static void http_pushrequest (lua_State *L, Http *H, Work *W, size_t target_end,
+                              size_t body_at, int nheaders) {
+  const char *t;
+  size_t tn = target_end, pn, q;
+  lua_createtable(L, 0, 9);
+  lua_pushstring(L, http_method_str((enum http_method)H->method));
+  lua_setfield(L, -2, "method");
+  setlfield(L, "target", W->msg.p, tn);
+  t = W->msg.p;
+  /* path and query: origin form "/p?q"; absolute form "http://h/p?q" */
+  pn = 0;
+  if (tn > 0 && t[0] != '/' && t[0] != '*') {
+    struct http_parser_url u;
+    http_parser_url_init(&u);
+    if (http_parser_parse_url(t, tn, 0, &u) == 0) {
+      size_t skip = (u.field_set & (1 << UF_PATH)) ? u.field_data[UF_PATH].off : tn;
+      t += skip;
+      tn -= skip;
+    }
+  }
+  while (pn < tn && t[pn] != '?' && t[pn] != '#') pn++;
+  if (pn == 0 && tn == 0) setlfield(L, "path", "/", 1);
+  else setlfield(L, "path", t, pn);
+  if (pn < tn && t[pn] == '?') {
+    for (q = pn + 1; q < tn && t[q] != '#'; q++) ;
+    setlfield(L, "query", t + pn + 1, q - pn - 1);
+  }
+  lua_pushstring(L, H->minor ? "1.1" : "1.0");
+  lua_setfield(L, -2, "version");
+  http_pushheaders(L, W, nheaders);
+  lua_setfield(L, -2, "headers");
+  setlfield(L, "body", W->msg.p + body_at, W->msg.n - body_at);
+  lua_pushboolean(L, H->keep_alive && !H->upgraded);
+  lua_setfield(L, -2, "keep_alive");
+  lua_pushboolean(L, H->upgraded);
+  lua_setfield(L, -2, "upgrade");
+}
+
+
+/*
+** h:next([chunk]) -> "request", req | "error", status, message | nothing
+** The Work is taken before parsing (taking a free resident one allocates
+** nothing; making one allocates, and a finalizer may feed there, which is
+** fine: no parse is under way).
+*/
+static int http_next (lua_State *L) {
+  Http *H = check_http(L);
+  const char *chunk = NULL;
+  size_t len = 0, target_end, body_at;
+  int nheaders;
+  Work *W;
+  Buf tmp;
+  if (lua_gettop(L) >= 2 && !lua_isnil(L, 2)) chunk = luaL_checklstring(L, 2, &len);
+  if (H->status) return http_pusherror(L, H);
+  if (H->upgraded) return 0;
+  if (H->parsing) {  /* a memory error left the parser between two states */
+    cb_fail(H, 500, "an earlier call failed (out of memory)");
+    http_free(L, H);
+    return http_pusherror(L, H);
+  }
+  W = work_acquire(L, &H->work, 1);
+  H->parsing = 1;
+  http_parse(L, H, chunk, len);
+  H->parsing = 0;
+  if (H->status) {
+    work_release(L, W);
+    http_free(L, H);     /* nothing more is read: keep no bytes */
+    return http_pusherror(L, H);
+  }
+  if (!H->done) {
+    work_release(L, W);
+    return 0;
+  }
+  /* the request is this call's: swap its buffers into the Work */
+  H->done = 0;
+  target_end = H->target_end;
+  body_at = H->body_at;
+  nheaders = H->nheaders;
+  tmp = W->msg; W->msg = H->cur; H->cur = tmp;
+  tmp = W->spans; W->spans = H->spans; H->spans = tmp;
+  H->cur.n = H->spans.n = 0;
+  if (H->upgraded) http_free(L, H);
+  lua_pushliteral(L, "request");
+  http_pushrequest(L, H, W, target_end, body_at, nheaders);
+  work_release(L, W);
+  return 2;
+}
+
+
+static int http_tostring (lua_State *L) {
+  Http *H = (Http *)luaL_checkudata(L, 1, HTTP_MT);
+  lua_pushfstring(L, "jrpc.Http (%d bytes buffered)",
+                  (int)(H->in.n - H->off + H->cur.n));
+  return 1;
+}
+
+
+/* raise on an option name the reader does not know (typos) */
+static void http_check_options (lua_State *L, int opts) {
+  static const char *const known[] = {"max_header_bytes", "max_headers",
+    "max_body_bytes", NULL};
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {
+    int i, ok = 0;
+    const char *k = (lua_type(L, -2) == LUA_TSTRING) ? lua_tostring(L, -2) : "?";
+    for (i = 0; known[i] != NULL; i++) ok |= (strcmp(known[i], k) == 0);
+    if (!ok) luaL_error(L, "unknown http_server option '%s'", k);
+    lua_pop(L, 1);
+  }
+}
+
+
+static lua_Integer http_opt (lua_State *L, int opts, const char *name,
+                             lua_Integer def, lua_Integer lo, lua_Integer hi) {
+  lua_Integer v = def;
+  lua_getfield(L, opts, name);
+  if (!lua_isnil(L, -1)) {
+    lua_Number n = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !(n >= (lua_Number)lo && n <= (lua_Number)hi)
+        || n != floor(n))
+      luaL_error(L, "option '%s' must be an integer from %d to %d", name,
+                 (int)lo, (int)hi);
+    v = (lua_Integer)n;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+
+/* core.http_server([opts]) -> a jrpc.Http; upvalue 1: its metatable */
+static int http_new (lua_State *L) {
+  Http *H;
+  if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  http_check_options(L, 1);
+  H = (Http *)lua_newuserdatauv(L, sizeof(Http), 1);
+  memset(H, 0, sizeof(*H));   /* empty first: __gc is safe from here on */
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_setmetatable(L, -2);
+#if LUA_VERSION_NUM < 504
+  lua_createtable(L, 1, 0);   /* LuaJIT: a userdata's env must be a table */
+  lua_setfenv(L, -2);
+#endif
+  /* http-parser stops any head at HTTP_MAX_HEADER_SIZE (80 KiB) itself */
+  H->max_header_bytes = (size_t)http_opt(L, 1, "max_header_bytes",
+                                         HTTP_DEF_HEADER_BYTES, 64, 80 * 1024);
+  H->max_headers = (int)http_opt(L, 1, "max_headers", HTTP_DEF_HEADERS, 1, 1000);
+  H->max_body_bytes = (size_t)http_opt(L, 1, "max_body_bytes",
+                                       HTTP_DEF_BODY_BYTES, 0, (lua_Integer)1 << 30);
+  http_parser_init(&H->P, HTTP_REQUEST);
+  H->P.data = H;
+  return 1;
+}
+
+/* }=============================================================== */
+
+
+/* {======================= writers =============================== */
+
+/*
+** The writers build into the scratch codec's 'out' (module upvalue 3):
+** every argument is checked first, then no Lua code runs (raw table
+** access only) until lua_pushlstring copies the bytes.
+*/
+#define HTTP_OUT  (&((Codec *)lua_touserdata(L, lua_upvalueindex(3)))->out)
+
+typedef struct HttpHeader {
+  const char *k, *v;
+  size_t kn, vn;
+} HttpHeader;
+
+
+static int http_tchar (int c) {   /* RFC 9110 5.6.2 token characters */
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || num_isdigit(c) ||
+         (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+
+static int http_casecmp (const char *a, size_t an, const char *b, size_t bn) {
+  size_t i;
+  for (i = 0; i < an && i < bn; i++) {
+    int x = (unsigned char)a[i], y = (unsigned char)b[i];
+    if (x >= 'A' && x <= 'Z') x += 'a' - 'A';
+    if (y >= 'A' && y <= 'Z') y += 'a' - 'A';
+    if (x != y) return x - y;
+  }
+  return (an > bn) - (an < bn);
+}
+
+
+static int http_hcmp (const void *a, const void *b) {
+  const HttpHeader *x = (const HttpHeader *)a, *y = (const HttpHeader *)b;
+  return http_casecmp(x->k, x->kn, y->k, y->kn);
+}
+
+
+static int http_has (const HttpHeader *hs, int n, const char *name) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (http_casecmp(hs[i].k, hs[i].kn, name, strlen(name)) == 0) return 1;
+  return 0;
+}
+
+
+/*
+** Check the status at 'arg' (an integer from 100 to 599 that http-parser
+** names) and return it; '*reason' gets its reason phrase.
+*/
+static int http_checkstatus (lua_State *L, int arg, const char **reason) {
+  lua_Number n = luaL_checknumber(L, arg);
+  const char *r;
+  luaL_argcheck(L, n >= 100 && n <= 599 && n == floor(n), arg,
+                "status must be an integer from 100 to 599");
+  r = http_status_str((enum http_status)(int)n);
+  luaL_argcheck(L, strcmp(r, "<unknown>") != 0, arg, "unknown status code");
+  *reason = r;
+  return (int)n;
+}
+
+
+/*
+** Collect the headers table at 'arg' (string names and values) into 'hs',
+** sorted by name, case-insensitively (so the bytes are reproducible);
+** names must be tokens, values hold no control characters but HTAB;
+** Content-Length and Transfer-Encoding are the writer's. Returns the count.
+*/
+static int http_checkheaders (lua_State *L, int arg, HttpHeader *hs, int room) {
+  int n = 0, i;
+  if (lua_isnoneornil(L, arg)) return 0;
+  luaL_checktype(L, arg, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, arg)) {
+    HttpHeader *h = &hs[n];
+    size_t j;
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+      luaL_argerror(L, arg, "header names and values must be strings");
+    if (n == room) luaL_argerror(L, arg, "too many headers");
+    h->k = lua_tolstring(L, -2, &h->kn);
+    h->v = lua_tolstring(L, -1, &h->vn);
+    if (h->kn == 0) luaL_argerror(L, arg, "empty header name");
+    for (j = 0; j < h->kn; j++)
+      if (!http_tchar((unsigned char)h->k[j]))
+        luaL_argerror(L, arg, lua_pushfstring(L, "bad character in header name '%s'", h->k));
+    for (j = 0; j < h->vn; j++) {
+      unsigned char c = (unsigned char)h->v[j];
+      if ((c < 0x20 && c != '\t') || c == 0x7f)
+        luaL_argerror(L, arg, lua_pushfstring(L, "control character in header '%s'", h->k));
+    }
+    n++;
+    lua_pop(L, 1);
+  }
+  for (i = 0; i < n; i++)
+    if (http_casecmp(hs[i].k, hs[i].kn, "content-length", 14) == 0 ||
+        http_casecmp(hs[i].k, hs[i].kn, "transfer-encoding", 17) == 0)
+      luaL_argerror(L, arg, "Content-Length and Transfer-Encoding are written by jrpc");
+  return n;
+}
+
+
+static void http_addhead (lua_State *L, Buf *b, int status, const char *reason,
+                          HttpHeader *hs, int n) {
+  char line[32];
+  int i;
+  qsort(hs, (size_t)n, sizeof(*hs), http_hcmp);
+  snprintf(line, sizeof(line), "HTTP/1.1 %d ", status);
+  buf_add(L, b, line, strlen(line));
+  buf_add(L, b, reason, strlen(reason));
+  buf_addlit(L, b, "\r\n");
+  for (i = 0; i < n; i++) {
+    buf_add(L, b, hs[i].k, hs[i].kn);
+    buf_addlit(L, b, ": ");
+    buf_add(L, b, hs[i].v, hs[i].vn);
+    buf_addlit(L, b, "\r\n");
+  }
+}
+
+
+static int http_pushout (lua_State *L, Buf *b) {
+  lua_pushlstring(L, b->p, b->n);
+  if (b->cap > 65536) buf_free(L, b);   /* keep no big scratch */
+  return 1;
+}
+
+
+/* core.http_response(status [, headers [, body]]) -> bytes */
+static int http_response (lua_State *L) {
+  HttpHeader hs[HTTP_MAX_WRITE_HEADERS];
+  const char *reason, *body;
+  size_t blen = 0;
+  int status = http_checkstatus(L, 1, &reason), n, nobody;
+  Buf *b = HTTP_OUT;
+  /* the body first: converting a number allocates, and a finalizer run
+  ** there could change the headers table after its strings were taken */
+  body = luaL_optlstring(L, 3, "", &blen);
+  n = http_checkheaders(L, 2, hs, HTTP_MAX_WRITE_HEADERS);
+  nobody = status < 200 || status == 204 || status == 304;
+  luaL_argcheck(L, !nobody || blen == 0, 3, "this status has no body");
+  b->n = 0;
+  http_addhead(L, b, status, reason, hs, n);
+  if (!nobody) {
+    char line[48];
+    snprintf(line, sizeof(line), "Content-Length: %lu\r\n", (unsigned long)blen);
+    buf_add(L, b, line, strlen(line));
+  }
+  buf_addlit(L, b, "\r\n");
+  buf_add(L, b, body, blen);
+  return http_pushout(L, b);
+}
+
+
+/* core.http_stream_head(status [, headers]) -> bytes (chunked, SSE) */
+static int http_stream_head (lua_State *L) {
+  static const char *const defaults[][2] = {
+    {"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"},
+    {"X-Accel-Buffering", "no"}
+  };
+  HttpHeader hs[HTTP_MAX_WRITE_HEADERS + 3];
+  const char *reason;
+  int status = http_checkstatus(L, 1, &reason);
+  int n = http_checkheaders(L, 2, hs, HTTP_MAX_WRITE_HEADERS), i;
+  Buf *b = HTTP_OUT;
+  luaL_argcheck(L, status >= 200 && status != 204 && status != 304, 1,
+                "a stream needs a status that has a body");
+  for (i = 0; i < 3; i++)
+    if (!http_has(hs, n, defaults[i][0])) {
+      hs[n].k = defaults[i][0]; hs[n].kn = strlen(hs[n].k);
+      hs[n].v = defaults[i][1]; hs[n].vn = strlen(hs[n].v);
+      n++;
+    }
+  b->n = 0;
+  http_addhead(L, b, status, reason, hs, n);
+  buf_addlit(L, b, "Transfer-Encoding: chunked\r\n\r\n");
+  return http_pushout(L, b);
+}
+
+
+/* core.http_chunk(bytes) -> one chunk; "" -> the last chunk */
+static int http_chunk (lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  char line[24];
+  Buf *b = HTTP_OUT;
+  b->n = 0;
+  if (len == 0) buf_addlit(L, b, "0\r\n\r\n");
+  else {
+    snprintf(line, sizeof(line), "%lx\r\n", (unsigned long)len);
+    buf_add(L, b, line, strlen(line));
+    buf_add(L, b, s, len);
+    buf_addlit(L, b, "\r\n");
+  }
+  return http_pushout(L, b);
+}
+
+
+/* refuse CR and LF in the SSE field at 'arg' (one line per field) */
+static void http_checkline (lua_State *L, int arg, const char *s, size_t len) {
+  luaL_argcheck(L, memchr(s, '\n', len) == NULL && memchr(s, '\r', len) == NULL,
+                arg, "must not hold CR or LF");
+}
+
+
+/* core.sse_event(json [, id]) -> "id: <id>\ndata: <json>\n\n" */
+static int sse_event (lua_State *L) {
+  size_t len, idlen = 0;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *id = luaL_optlstring(L, 2, NULL, &idlen);
+  Buf *b = HTTP_OUT;
+  http_checkline(L, 1, s, len);
+  if (id != NULL) http_checkline(L, 2, id, idlen);
+  b->n = 0;
+  if (id != NULL) {
+    buf_addlit(L, b, "id: ");
+    buf_add(L, b, id, idlen);
+    buf_addc(L, b, '\n');
+  }
+  buf_addlit(L, b, "data: ");
+  buf_add(L, b, s, len);
+  buf_addlit(L, b, "\n\n");
+  return http_pushout(L, b);
+}
+
+/* }=============================================================== */
+
+
+static const luaL_Reg http_methods[] = {
+  {"next", http_next},
+  {NULL, NULL}
+};
+
+
+/* the jrpc.Http metatable and core.http_server into the module on top */
+static void http_open (lua_State *L) {
+  static const luaL_Reg meta[] = {
+    {"__gc", http_gc}, {"__close", http_gc}, {"__tostring", http_tostring},
+    {NULL, NULL}
+  };
+  ud_newmeta(L, HTTP_MT, meta, http_methods, 0);   /* methods: upvalue 1 */
+  luaL_getmetatable(L, HTTP_MT);
+  lua_pushcclosure(L, http_new, 1);
+  lua_setfield(L, -2, "http_server");
+}
