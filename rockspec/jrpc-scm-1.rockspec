@@ -88,6 +88,7 @@ build = {
     ["jrpc.uv.co"] = "lua/jrpc/uv/co.lua",
     ["jrpc.uv.files"] = "lua/jrpc/uv/files.lua",
     ["jrpc.uv.handles"] = "lua/jrpc/uv/handles.lua",
+    ["jrpc.uv.http"] = "lua/jrpc/uv/http.lua",
     ["jrpc.uv.net"] = "lua/jrpc/uv/net.lua",
     ["jrpc.uv.process"] = "lua/jrpc/uv/process.lua",
     ["jrpc.uv.stdio"] = "lua/jrpc/uv/stdio.lua",

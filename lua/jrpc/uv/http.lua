@@ -1,0 +1,279 @@
+--- An HTTP/1.1 server on luv for JSON endpoints and SSE streams: the
+-- transport under jrpc.mcp's Streamable HTTP. The bytes are the C core's
+-- (`core.http_server` parses requests, `core.http_response`,
+-- `core.http_stream_head`, `core.http_chunk` and `core.sse_event` write);
+-- this module does the I/O, the limits in time and in connections, and runs
+-- each request's handler in a coroutine, where it may wait in jrpc calls.
+--
+-- Requests on one connection are served one at a time, in order (HTTP/1.1
+-- pipelining needs the responses in request order): the next one is read
+-- from the codec only when the previous response has ended.
+local core = require "jrpc.core"
+local co = require "jrpc.uv.co"
+local timers = require "jrpc.uv.timers"
+local handles = require "jrpc.uv.handles"
+local workers = require "jrpc.workers"
+
+local M = {}
+
+M.DEFAULTS = {
+  max_connections = 64,         -- more are answered 503 and closed
+  idle_timeout = 30,            -- seconds a connection may wait for (the rest of) a request
+  max_write_queue = 16 * 1024 * 1024,  -- a stream whose reader lags this far is closed
+  max_header_bytes = 8192, max_headers = 64, max_body_bytes = 4 * 1024 * 1024,
+}
+
+---@class jrpc.uv.HttpResponse
+---@field closed boolean  true once the client went away (or the response ended and the connection closed)
+---@field on_close? fun()  called once if the client goes away before the response ends
+local Response = {}
+Response.__index = Response
+
+---@class jrpc.uv.HttpServer
+---@field port integer  the bound TCP port
+local Server = {}
+Server.__index = Server
+
+-- {======================================================================
+-- One connection
+-- =======================================================================
+
+local Conn = {}
+Conn.__index = Conn
+
+local function log_of(server)
+  return server.on_error or co.report
+end
+
+function Conn:_close()
+  if self.closed then return end
+  self.closed = true
+  timers.cancel(self.uv, self.timer)
+  self.server.connections[self] = nil
+  self.server.count = self.server.count - 1
+  local res = self.res
+  if res and not res.ended then
+    res.closed = true
+    if res.on_close then co.call(res.on_close, "on_close", log_of(self.server)) end
+  end
+  handles.flush_then_close(self.uv, self.tcp, 2)
+end
+
+-- Wait at most idle_timeout for the next request (or the rest of one).
+function Conn:_arm_idle()
+  timers.cancel(self.uv, self.timer)
+  self.timer = timers.after(self.uv, self.server.limits.idle_timeout, function()
+    self.timer = nil
+    if self.res == nil then self:_close() end
+  end, "http idle")
+end
+
+function Conn:_write(bytes)
+  if self.closed then return false end
+  local ok = self.tcp:write(bytes)
+  if not ok then self:_close(); return false end
+  if self.tcp:get_write_queue_size() > self.server.limits.max_write_queue then
+    self:_close()  -- a reader that lags this far is gone in all but name
+    return false
+  end
+  return true
+end
+
+-- The current response ended: serve the next request, or close.
+function Conn:_done(keep_alive)
+  self.res = nil
+  if not keep_alive then
+    self.closed_after = true
+    return self:_close()
+  end
+  self:_arm_idle()
+  self:_serve_next()
+end
+
+-- The job a worker runs for one request: the handler, and a 500 when it
+-- raised or returned without answering (a stream it started is its own).
+local function run_handler(handler, req, res, log)
+  local ok, err = xpcall(handler, debug.traceback, req, res)
+  if not ok then log("http handler failed: " .. tostring(err)) end
+  if not res.started then
+    res:send(500, { ["content-type"] = "text/plain" }, ok and "no response\n" or "internal error\n")
+  end
+end
+
+-- A handler that yielded to another scheduler: nothing would resume it.
+local function foreign(res)
+  local conn = res.conn
+  log_of(conn.server)("http handler yielded to another scheduler; answered 500")
+  if not res.started then res:send(500, { ["content-type"] = "text/plain" }, "internal error\n")
+  elseif not res.ended then conn:_close() end
+end
+
+-- Run the handler for `req` on a worker (it may wait in jrpc calls).
+function Conn:_handle(req)
+  timers.cancel(self.uv, self.timer)
+  self.timer = nil
+  local res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = req.keep_alive }, Response)
+  self.res = res
+  local server = self.server
+  local pool = server.pool
+  local worker = pool:take()
+  if worker == nil then return res:send(503, { ["content-type"] = "text/plain" }, "out of memory\n") end
+  local outcome = pool:start(worker, run_handler, server.handler, req, res, log_of(server))
+  if outcome == "waiting" then pool:park(worker, res)
+  elseif outcome == "foreign" then foreign(res) end
+end
+
+function Conn:_serve_next()
+  if self.closed or self.res ~= nil then return end
+  local held = self.held
+  self.held, self.nheld = nil, 0
+  local kind, a, b = self.codec:next(held and table.concat(held) or nil)
+  if kind == "request" then return self:_handle(a) end
+  if kind == "error" then
+    self.res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = false }, Response)
+    return self.res:send(a, { ["content-type"] = "text/plain", connection = "close" }, b .. "\n")
+  end
+end
+
+function Conn:_on_read(err, data)
+  if self.closed then return end
+  if err or data == nil then return self:_close() end
+  if self.res ~= nil then
+    -- a pipelined request: kept for when this response ends, but reading
+    -- goes on, so a client that hangs up is seen at once (its stream is
+    -- cancelled); what may be kept is bounded like one request
+    local held = self.held or {}
+    self.held, self.nheld = held, (self.nheld or 0) + #data
+    held[#held + 1] = data
+    local l = self.server.limits
+    if self.nheld > l.max_header_bytes + l.max_body_bytes then self:_close() end
+    return
+  end
+  local kind, a, b = self.codec:next(data)
+  if kind == "request" then return self:_handle(a) end
+  if kind == "error" then
+    self.res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = false }, Response)
+    return self.res:send(a, { ["content-type"] = "text/plain", connection = "close" }, b .. "\n")
+  end
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Responses
+-- =======================================================================
+
+--- A whole response: status, headers (lower-case names), body.
+---@param status integer
+---@param headers? table<string, string>
+---@param body? string
+function Response:send(status, headers, body)
+  if self.started then error("http: response already started", 2) end
+  self.started, self.ended = true, true
+  headers = headers or {}
+  if not self.keep_alive then headers.connection = "close" end
+  local conn = self.conn
+  if conn:_write(core.http_response(status, headers, body or "")) then
+    conn:_done(self.keep_alive)
+  end
+end
+
+--- Start an SSE response; then `event(json)` per message and `finish()`.
+---@param status? integer  default 200
+---@param headers? table<string, string>
+function Response:stream(status, headers)
+  if self.started then error("http: response already started", 2) end
+  self.started, self.streaming = true, true
+  self.conn:_write(core.http_stream_head(status or 200, headers or {}))
+end
+
+--- One SSE message (`data: <json>`) on a stream from `stream`. Returns false
+--- once the client is gone.
+---@param json string  one line of JSON
+---@return boolean sent
+function Response:event(json)
+  if not self.streaming or self.ended then error("http: no stream under way", 2) end
+  if self.closed then return false end
+  return self.conn:_write(core.http_chunk(core.sse_event(json)))
+end
+
+--- End a stream from `stream` (the connection then serves its next request).
+function Response:finish()
+  if not self.streaming or self.ended then return end
+  self.ended = true
+  local conn = self.conn
+  if not self.closed and conn:_write(core.http_chunk("")) then conn:_done(self.keep_alive) end
+end
+
+-- }======================================================================
+
+local function limits_of(opts)
+  local l = {}
+  for k, v in pairs(M.DEFAULTS) do
+    local given = opts[k]
+    if given ~= nil and (type(given) ~= "number" or given <= 0) then
+      error("http.listen: " .. k .. " must be a positive number", 4)
+    end
+    l[k] = given or v
+  end
+  return l
+end
+
+local function accept(server)
+  local uv = server.uv
+  local tcp = uv.new_tcp()
+  if not server.handle:accept(tcp) then return handles.close(uv, tcp) end
+  tcp:nodelay(true)
+  local l = server.limits
+  if server.count >= l.max_connections then  -- over the limit: say so, close
+    tcp:write(core.http_response(503, { connection = "close", ["content-type"] = "text/plain" },
+      "too many connections\n"))
+    return handles.flush_then_close(uv, tcp, 1)
+  end
+  local conn = setmetatable({ server = server, uv = uv, tcp = tcp, closed = false,
+    codec = core.http_server{ max_header_bytes = l.max_header_bytes, max_headers = l.max_headers,
+      max_body_bytes = l.max_body_bytes } }, Conn)
+  server.count = server.count + 1
+  server.connections[conn] = true
+  conn:_arm_idle()
+  tcp:read_start(co.guard(function(err, data) conn:_on_read(err, data) end, "http read", log_of(server)))
+end
+
+--- Listen for HTTP on `host` (default 127.0.0.1) and `port` (0: a free one);
+--- `handler(req, res)` runs for each request in a coroutine: `req` as
+--- `core.http_server` gives it, `res` a jrpc.uv.HttpResponse.
+---@param loop table  the jrpc.uv loop
+---@param opts table  host, port, handler, on_error, and the limits in M.DEFAULTS
+---@return jrpc.uv.HttpServer|nil server
+---@return string|nil err
+function M.listen(loop, opts)
+  if type(opts) ~= "table" or type(opts.handler) ~= "function" then
+    error("http.listen: needs { port = n, handler = function(req, res) }", 2)
+  end
+  local uv = loop.uv
+  local server = setmetatable({ uv = uv, handler = opts.handler, on_error = opts.on_error,
+    limits = limits_of(opts), connections = {}, count = 0 }, Server)
+  server.pool = workers.new(log_of(server), foreign)
+  local handle = uv.new_tcp()
+  local ok, err = handle:bind(opts.host or "127.0.0.1", opts.port or 0)
+  if ok then ok, err = handle:listen(128, co.guard(function(e)
+    if not e then accept(server) end
+  end, "http accept", log_of(server))) end
+  if not ok then
+    handles.close(uv, handle)
+    return nil, ("http: cannot listen on %s:%s: %s"):format(opts.host or "127.0.0.1", opts.port or 0, tostring(err))
+  end
+  server.handle = handle
+  server.port = handle:getsockname().port
+  return server
+end
+
+--- Stop listening and close every connection. Idempotent.
+function Server:close()
+  if self.closed then return end
+  self.closed = true
+  handles.close(self.uv, self.handle)
+  for conn in pairs(self.connections) do conn:_close() end
+end
+
+return M
