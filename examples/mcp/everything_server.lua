@@ -1,7 +1,8 @@
 -- The fixtures the official MCP conformance suite expects of a server
--- ("everything server"), those that need neither HTTP nor MRTR, on
--- stdin/stdout for clients of both eras. Run from the repository root:
+-- ("everything server"), those that need no MRTR, on stdin/stdout for
+-- clients of both eras, or on Streamable HTTP. Run from the repository root:
 --   lua5.4 examples/mcp/everything_server.lua   (or luajit)
+--   lua5.4 examples/mcp/everything_server.lua --http 127.0.0.1:0
 -- On luv (lua-luv) when it is installed, so test_tool_with_progress can
 -- pace its notifications with loop:sleep; else on the blocking stdio.
 dofile((debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/../paths.lua")
@@ -63,6 +64,10 @@ tool("test_error_handling", "Always fails (an isError result)",
   function() error("This tool intentionally returns an error for testing") end)
 tool("test_missing_capability", "Needs the client's sampling capability",
   function() return "the client can sample" end, { requires = { sampling = jrpc.object() } })
+-- server-stateless checks that a request's stream never carries a request
+-- of ours: this one answers plainly (the modern era asks with MRTR instead)
+tool("test_streaming_elicitation", "Would ask the user; answers without a request on its stream",
+  function() return "no elicitation was streamed" end)
 tool("test_echo", "Echoes its message (structured content too)", function(args)
   return { content = { mcp.text(args.message) }, structuredContent = { echo = args.message } }
 end, { input_schema = { type = "object", properties = { message = { type = "string" } }, required = { "message" } },
@@ -110,4 +115,15 @@ server:completion("prompt", "test_prompt_with_arguments", function(_, value)
 end)
 server:completion("resource", "test://template/{id}/data", function() return { "123", "456" } end)
 
-server:serve_stdio(loop)
+-- --http HOST:PORT serves Streamable HTTP on /mcp instead (port 0: a free one)
+local http_at = arg[1] == "--http" and arg[2]
+if http_at then
+  assert(loop, "--http needs lua-luv")
+  local host, port = http_at:match("^(.*):(%d+)$")
+  local srv = assert(server:serve_http(loop, { host = host, port = tonumber(port) }))
+  io.stderr:write(("listening on http://%s:%d/mcp\n"):format(host, srv.port))
+  io.stderr:flush()
+  loop:serve_forever()
+else
+  server:serve_stdio(loop)
+end

@@ -207,6 +207,21 @@ function Server:serve_stdio(loop, peer_opts)
   return peer
 end
 
+--- Serve over Streamable HTTP (2026-07-28: one POST a message, JSON or SSE
+--- answers) on the luv loop context `loop`: `opts` = `{host = "127.0.0.1",
+--- port = 0 (a free one), path = "/mcp", allowed_origins? (exact Origin
+--- values; default those of the allowed hosts), allowed_hosts? (Host
+--- values; default 127.0.0.1, localhost and [::1], with and without the
+--- port), peer? (more peer options), and the limits of jrpc.uv.http}`.
+--- Returns the HTTP server (its `port`, `close()`); the caller runs the loop.
+---@param loop table
+---@param opts? table
+---@return jrpc.uv.HttpServer|nil http_server
+---@return string|nil err
+function Server:serve_http(loop, opts)
+  return require("jrpc.mcp.http").serve(self, loop, opts)
+end
+
 -- }======================================================================
 
 local SCOPES = { public = true, private = true }
