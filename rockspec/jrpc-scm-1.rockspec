@@ -77,6 +77,7 @@ build = {
     ["jrpc.mcp.server"] = "lua/jrpc/mcp/server.lua",
     ["jrpc.mcp.session"] = "lua/jrpc/mcp/session.lua",
     ["jrpc.mcp.http"] = "lua/jrpc/mcp/http.lua",
+    ["jrpc.mcp.mrtr"] = "lua/jrpc/mcp/mrtr.lua",
     ["jrpc.mcp.http_headers"] = "lua/jrpc/mcp/http_headers.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",

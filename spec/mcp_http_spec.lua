@@ -41,6 +41,10 @@ local function new_server()
     end
     return "done"
   end }
+  srv:tool{ name = "ask", description = "MRTR", handler = function(_, ctx)
+    if ctx.request_state == "s1" and ctx.input_responses and ctx.input_responses.q then return "answered" end
+    return mcp.input_required({ q = { method = "roots/list", params = jrpc.object() } }, "s1")
+  end }
   return assert(srv:serve_http(loop, { port = 0, peer = { on_error = function() end } }))
 end
 
@@ -105,6 +109,30 @@ describe("jrpc.mcp over Streamable HTTP", function()
       status, body = post(http.port, "nope", '{"jsonrpc":"2.0","id":7,"method":"nope","params":{' .. META .. '}}')
       assert.are.equal(404, status)
       assert.are.equal(-32601, jrpc.decode(body).error.code)
+      http:close()
+    end)
+  end)
+
+  it("seals MRTR requestState and refuses a tampered one with -32602", function()
+    S.run(function()
+      local http = new_server()
+      local status, body = post(http.port, "tools/call", call("ask", 9), "-H 'Mcp-Name: ask'")
+      assert.are.equal(200, status)
+      local r = jrpc.decode(body).result
+      assert.are.equal("input_required", r.resultType)
+      assert.are.equal("roots/list", r.inputRequests.q.method)
+      assert.matches("^s1%.%x+$", r.requestState)
+      local retry = function(state)
+        return call("ask", 10):gsub('"_meta":', '"inputResponses":{"q":{"roots":[]}},"requestState":"'
+          .. state .. '","_meta":')
+      end
+      local _, body2 = post(http.port, "tools/call", retry(r.requestState), "-H 'Mcp-Name: ask'")
+      assert.are.equal("answered", jrpc.decode(body2).result.content[1].text)
+      status, body = post(http.port, "tools/call", retry(r.requestState .. "-TAMPERED"), "-H 'Mcp-Name: ask'")
+      assert.are.equal(400, status)
+      assert.are.equal(-32602, jrpc.decode(body).error.code)
+      local body3 = select(2, post(http.port, "tools/call", retry("s1.00"), "-H 'Mcp-Name: ask'"))
+      assert.are.equal(-32602, jrpc.decode(body3).error.code)
       http:close()
     end)
   end)
