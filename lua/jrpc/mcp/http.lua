@@ -28,9 +28,11 @@ local STATUS_OF = {
   [errors.codes.INVALID_REQUEST] = 400,
 }
 
-local JSON = { ["content-type"] = "application/json" }
-local SSE = { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache",
-  ["x-accel-buffering"] = "no" }
+-- Fresh header tables per response: jrpc.uv.http adds `connection` to them.
+local function json_headers() return { ["content-type"] = "application/json" } end
+local function sse_headers()
+  return { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache", ["x-accel-buffering"] = "no" }
+end
 
 local function plain(res, status, text, extra)
   local h = { ["content-type"] = "text/plain" }
@@ -42,7 +44,7 @@ end
 local function error_reply(res, id, err)
   local body = core.encode{ jsonrpc = "2.0", id = id == nil and core.null or id,
     error = { code = err.code, message = err.message, data = err.data } }
-  res:send(STATUS_OF[err.code] or 400, JSON, body)
+  res:send(STATUS_OF[err.code] or 400, json_headers(), body)
 end
 
 -- {======================================================================
@@ -88,7 +90,7 @@ local function writer(res, state)
       -- a request of ours has no place on a request's stream: the modern
       -- era asks the client for input with input_required instead
       if msg.id ~= nil or res.closed then return end
-      if not res.started then res:stream(200, SSE) end
+      if not res.started then res:stream(200, sse_headers()) end
       res:event(line)
       return
     end
@@ -99,7 +101,7 @@ local function writer(res, state)
       res:finish()
     elseif not res.closed then
       local status = msg.error and STATUS_OF[msg.error.code] or 200
-      res:send(status, JSON, line)
+      res:send(status, json_headers(), line)
     end
     local waiter = state.waiter
     state.waiter = nil
