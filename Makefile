@@ -158,6 +158,15 @@ conformance-deps: $(CONFORMANCE_STAMP)
 
 $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-lock.json
 	cd node/conformance && npm ci --no-audit --no-fund
+
+# test-conformance: the suite's 2026-07-28 requirements (37 scored
+# scenarios) against examples/mcp/everything_server.lua over Streamable
+# HTTP, under both interpreters. 2025-11-25 waits for the legacy HTTP
+# session (Mcp-Session-Id, GET stream, DELETE), which is not served yet.
+.PHONY: test-conformance
+test-conformance: all conformance-deps
+	bash spec/mcp/conformance.sh 2026-07-28 lua5.4
+	bash spec/mcp/conformance.sh 2026-07-28 luajit
 # }====================================================================
 
 lint:
@@ -203,6 +212,7 @@ test: deps node-deps
 	$(MAKE) --no-print-directory test-rock || bad="$$bad test-rock"; \
 	$(MAKE) --no-print-directory test-love || bad="$$bad test-love"; \
 	$(MAKE) --no-print-directory test-nvim || bad="$$bad test-nvim"; \
+	$(MAKE) --no-print-directory test-conformance || bad="$$bad test-conformance"; \
 	$(MAKE) --no-print-directory WERROR=1 test-asan || bad="$$bad test-asan"; \
 	$(MAKE) --no-print-directory WERROR=1 test-valgrind || bad="$$bad test-valgrind"; \
 	$(MAKE) --no-print-directory WERROR=1 test-allocfail || bad="$$bad test-allocfail"; \

@@ -19,7 +19,11 @@ local SERVER_INFO = { name = "jrpc-everything-server", version = "1.0.0" }
 local META = { ["io.modelcontextprotocol/serverInfo"] = SERVER_INFO }
 local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
   "test_multiple_content_types", "test_tool_with_logging", "test_logging_tool", "test_tool_with_progress",
-  "test_error_handling", "test_missing_capability", "test_echo" }
+  "test_error_handling", "test_missing_capability", "test_streaming_elicitation", "test_echo",
+  "test_input_required_result_elicitation", "test_input_required_result_sampling",
+  "test_input_required_result_list_roots", "test_input_required_result_request_state",
+  "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
+  "test_input_required_result_tampered_state", "test_input_required_result_capabilities" }
 local PROGRESS = { { progress = 0, total = 100, message = "step 1 of 3" },
   { progress = 50, total = 100, message = "step 2 of 3" }, { progress = 100, total = 100, message = "step 3 of 3" } }
 local PROMPT_TEXT = "Prompt with arguments: arg1='testValue1', arg2='testValue2'"
@@ -71,7 +75,7 @@ describe("MCP interop, everything_server under " .. lua, function()
     assert.same({ _meta = META, ttlMs = 0, cacheScope = "private", contents = { STATIC_TEXT } }, r.text)
     assert.equal("image/png", r.binary.contents[1].mimeType)
     assert.same({ code = -32602, data = { uri = "test://nonexistent" } }, r.missing)
-    assert.same({ "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource",
+    assert.same({ "test_input_required_result_prompt", "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource",
       "test_prompt_with_image" }, r.prompts)
     assert.same({ _meta = META, messages = { { role = "user", content = { type = "text", text = PROMPT_TEXT } } } },
       r.prompt)

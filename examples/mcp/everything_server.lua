@@ -1,7 +1,8 @@
 -- The fixtures the official MCP conformance suite expects of a server
--- ("everything server"), those that need neither HTTP nor MRTR, on
--- stdin/stdout for clients of both eras. Run from the repository root:
+-- ("everything server"), those that need no MRTR, on stdin/stdout for
+-- clients of both eras, or on Streamable HTTP. Run from the repository root:
 --   lua5.4 examples/mcp/everything_server.lua   (or luajit)
+--   lua5.4 examples/mcp/everything_server.lua --http 127.0.0.1:0
 -- On luv (lua-luv) when it is installed, so test_tool_with_progress can
 -- pace its notifications with loop:sleep; else on the blocking stdio.
 dofile((debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/../paths.lua")
@@ -63,10 +64,104 @@ tool("test_error_handling", "Always fails (an isError result)",
   function() error("This tool intentionally returns an error for testing") end)
 tool("test_missing_capability", "Needs the client's sampling capability",
   function() return "the client can sample" end, { requires = { sampling = jrpc.object() } })
+-- server-stateless checks that a request's stream never carries a request
+-- of ours: this one answers plainly (the modern era asks with MRTR instead)
+tool("test_streaming_elicitation", "Would ask the user; answers without a request on its stream",
+  function() return "no elicitation was streamed" end)
 tool("test_echo", "Echoes its message (structured content too)", function(args)
   return { content = { mcp.text(args.message) }, structuredContent = { echo = args.message } }
 end, { input_schema = { type = "object", properties = { message = { type = "string" } }, required = { "message" } },
   output_schema = { type = "object", properties = { echo = { type = "string" } }, required = { "echo" } } })
+
+-- {======================================================================
+-- MRTR fixtures: each asks with input_required until the retry carries
+-- the answers (and, where it keeps rounds, the sealed requestState)
+-- =======================================================================
+
+local OBJ = jrpc.object
+local function elicit(message, props, required)
+  return { method = "elicitation/create", params = { mode = "form", message = message,
+    requestedSchema = { type = "object", properties = props, required = required } } }
+end
+local function sample(text)
+  return { method = "sampling/createMessage", params = { maxTokens = 100,
+    messages = { { role = "user", content = { type = "text", text = text } } } } }
+end
+local ROOTS = { method = "roots/list", params = OBJ() }
+
+-- The accepted content of elicitation answer `key`, or nil.
+local function accepted(ctx, key)
+  local r = ctx.input_responses and ctx.input_responses[key]
+  if type(r) == "table" and r.action == "accept" and type(r.content) == "table" then return r.content end
+  return nil
+end
+local function answered(ctx, key)
+  return ctx.input_responses ~= nil and type(ctx.input_responses[key]) == "table"
+end
+
+tool("test_input_required_result_elicitation", "Asks the user's name (MRTR)", function(_, ctx)
+  local c = accepted(ctx, "user_name")
+  if c and type(c.name) == "string" then return ("Hello, %s!"):format(c.name) end
+  return mcp.input_required{ user_name = elicit("What is your name?",
+    { name = { type = "string" } }, { "name" }) }
+end)
+tool("test_input_required_result_sampling", "Asks the client's model (MRTR)", function(_, ctx)
+  if answered(ctx, "capital_question") then return "The model answered." end
+  return mcp.input_required{ capital_question = sample("What is the capital of France?") }
+end)
+tool("test_input_required_result_list_roots", "Asks the client's roots (MRTR)", function(_, ctx)
+  if answered(ctx, "client_roots") then return "Got the roots." end
+  return mcp.input_required{ client_roots = ROOTS }
+end)
+tool("test_input_required_result_request_state", "Asks to confirm, keeping state (MRTR)", function(_, ctx)
+  if ctx.request_state == "confirm" and accepted(ctx, "confirm") then return "state-ok" end
+  return mcp.input_required({ confirm = elicit("Please confirm", { ok = { type = "boolean" } }, { "ok" }) },
+    "confirm")
+end)
+tool("test_input_required_result_multiple_inputs", "Asks three things at once (MRTR)", function(_, ctx)
+  if ctx.request_state == "multi" and answered(ctx, "user_name") and answered(ctx, "greeting")
+    and answered(ctx, "client_roots") then
+    return "All three answered."
+  end
+  return mcp.input_required({ user_name = elicit("What is your name?", { name = { type = "string" } }, { "name" }),
+    greeting = sample("Say hello"), client_roots = ROOTS }, "multi")
+end)
+tool("test_input_required_result_multi_round", "Two rounds of questions (MRTR)", function(_, ctx)
+  if ctx.request_state == "round2" and accepted(ctx, "step2") then return "Both rounds done." end
+  if ctx.request_state == "round1" and accepted(ctx, "step1") then
+    return mcp.input_required({ step2 = elicit("What is your favourite colour?",
+      { colour = { type = "string" } }, { "colour" }) }, "round2")
+  end
+  return mcp.input_required({ step1 = elicit("What is your name?", { name = { type = "string" } }, { "name" }) },
+    "round1")
+end)
+tool("test_input_required_result_tampered_state", "Keeps a sealed state (MRTR)", function(_, ctx)
+  if ctx.request_state == "sealed" and accepted(ctx, "confirm") then return "state intact" end
+  return mcp.input_required({ confirm = elicit("Please confirm", { ok = { type = "boolean" } }, { "ok" }) },
+    "sealed")
+end)
+tool("test_input_required_result_capabilities", "Asks only what the client can answer (MRTR)", function(_, ctx)
+  local caps, requests = ctx.client.capabilities or {}, {}
+  if caps.elicitation then
+    requests.user_name = elicit("What is your name?", { name = { type = "string" } }, { "name" })
+  end
+  if caps.sampling then requests.capital_question = sample("What is the capital of France?") end
+  if caps.roots then requests.client_roots = ROOTS end
+  if next(requests) == nil or ctx.input_responses then return "Nothing more to ask." end
+  return mcp.input_required(requests)
+end)
+
+server:prompt{ name = "test_input_required_result_prompt", description = "A prompt that asks for context (MRTR)",
+  handler = function(_, ctx)
+    local c = accepted(ctx, "user_context")
+    if c and type(c.context) == "string" then
+      return ("Use this context: %s"):format(c.context)
+    end
+    return mcp.input_required{ user_context = elicit("What context should the prompt use?",
+      { context = { type = "string" } }, { "context" }) }
+  end }
+
+-- }======================================================================
 
 server:resource{ uri = "test://static-text", name = "Static Text Resource", mime_type = "text/plain",
   description = "A static text resource for testing",
@@ -110,4 +205,15 @@ server:completion("prompt", "test_prompt_with_arguments", function(_, value)
 end)
 server:completion("resource", "test://template/{id}/data", function() return { "123", "456" } end)
 
-server:serve_stdio(loop)
+-- --http HOST:PORT serves Streamable HTTP on /mcp instead (port 0: a free one)
+local http_at = arg[1] == "--http" and arg[2]
+if http_at then
+  assert(loop, "--http needs lua-luv")
+  local host, port = http_at:match("^(.*):(%d+)$")
+  local srv = assert(server:serve_http(loop, { host = host, port = tonumber(port) }))
+  io.stderr:write(("listening on http://%s:%d/mcp\n"):format(host, srv.port))
+  io.stderr:flush()
+  loop:serve_forever()
+else
+  server:serve_stdio(loop)
+end

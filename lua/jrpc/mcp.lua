@@ -4,6 +4,7 @@
 -- sides share in mcp/protocol.lua, the content helpers in mcp/content.lua.
 local server = require "jrpc.mcp.server"
 local content = require "jrpc.mcp.content"
+local mrtr = require "jrpc.mcp.mrtr"
 
 local M = {}
 
@@ -47,6 +48,16 @@ function M.resource_link(uri, name, extra) return content.resource_link(uri, nam
 ---@param contents table
 ---@return table
 function M.embedded(contents) return content.embedded(contents) end
+
+--- A tool or prompt result asking the client for input (MRTR):
+--- `requests` = `{ key = {method = "elicitation/create" | "sampling/createMessage"
+--- | "roots/list", params}, ... }`; `state` (a string) comes back on the
+--- retry, sealed by the server, as `ctx.request_state`, with the client's
+--- answers in `ctx.input_responses`. A forged state is refused (-32602).
+---@param requests table
+---@param state? string
+---@return table
+function M.input_required(requests, state) return mrtr.input_required(requests, state) end
 
 --- A tool result reporting a failure the model should see (`isError = true`).
 ---@param message string

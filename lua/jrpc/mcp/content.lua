@@ -70,6 +70,7 @@ end
 ---@param v any
 ---@return table
 function M.tool_result(v)
+  if type(v) == "table" and v.resultType == "input_required" then return v end  -- MRTR
   if v == nil then return { content = array{} } end
   if type(v) ~= "table" then return { content = array{ M.text(tostring(v)) } } end
   if is_content(v) then return { content = array{ v } } end
@@ -84,6 +85,7 @@ end
 ---@param v any
 ---@return table
 function M.prompt_result(v)
+  if type(v) == "table" and v.resultType == "input_required" then return v end  -- MRTR
   if type(v) ~= "table" then v = { messages = { { role = "user", content = tostring(v) } } } end
   if v.messages == nil then v = { messages = v } end
   for _, msg in ipairs(v.messages) do

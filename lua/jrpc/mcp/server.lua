@@ -9,6 +9,7 @@ local registry = require "jrpc.mcp.registry"
 local methods = require "jrpc.mcp.methods"
 local session_mod = require "jrpc.mcp.session"
 local context = require "jrpc.mcp.context"
+local mrtr = require "jrpc.mcp.mrtr"
 
 local M = {}
 
@@ -128,6 +129,9 @@ local NEEDS = { ["tools/list"] = "tools", ["tools/call"] = "tools", ["prompts/li
   ["resources/templates/list"] = "resources", ["completion/complete"] = "completions",
   ["resources/subscribe"] = "resources", ["resources/unsubscribe"] = "resources" }
 
+-- The methods whose handlers may answer input_required (MRTR).
+local MRTR = { ["tools/call"] = true, ["prompts/get"] = true }
+
 -- The jrpc handler for an era-dependent method `impl(srv, params, ctx)`.
 local function handler(srv, session, method, impl)
   return function(params, rpc)
@@ -138,8 +142,26 @@ local function handler(srv, session, method, impl)
     local need = NEEDS[method]
     if need and not srv.registry:offers()[need] then error(protocol.method_not_found(), 0) end
     local ctx = context.new(rpc, params, client, era)
+    if era == "modern" and MRTR[method] then
+      -- a retry: its state must be one we sealed (a stateless server's
+      -- only memory of the earlier rounds)
+      if params.requestState ~= nil then
+        local payload, err = mrtr.open(srv.state_key, params.requestState)
+        if not payload then error(err, 0) end
+        ctx.request_state = payload
+      end
+      ctx.input_responses = type(params.inputResponses) == "table" and params.inputResponses or nil
+    end
     local result, entry = impl(srv, params, ctx, session)
-    if era == "modern" then return modern_result(srv, method, result, entry) end
+    if era == "modern" then
+      if result.resultType == protocol.result_types.input_required then
+        local state = result._state
+        result._state = nil
+        if state ~= nil then result.requestState = mrtr.seal(srv.state_key, state) end
+      end
+      return modern_result(srv, method, result, entry)
+    end
+    result._state = nil
     return result
   end
 end
@@ -207,6 +229,21 @@ function Server:serve_stdio(loop, peer_opts)
   return peer
 end
 
+--- Serve over Streamable HTTP (2026-07-28: one POST a message, JSON or SSE
+--- answers) on the luv loop context `loop`: `opts` = `{host = "127.0.0.1",
+--- port = 0 (a free one), path = "/mcp", allowed_origins? (exact Origin
+--- values; default those of the allowed hosts), allowed_hosts? (Host
+--- values; default 127.0.0.1, localhost and [::1], with and without the
+--- port), peer? (more peer options), and the limits of jrpc.uv.http}`.
+--- Returns the HTTP server (its `port`, `close()`); the caller runs the loop.
+---@param loop table
+---@param opts? table
+---@return jrpc.uv.HttpServer|nil http_server
+---@return string|nil err
+function Server:serve_http(loop, opts)
+  return require("jrpc.mcp.http").serve(self, loop, opts)
+end
+
 -- }======================================================================
 
 local SCOPES = { public = true, private = true }
@@ -228,6 +265,7 @@ function M.new(opts)
     info = { name = opts.name, version = opts.version, title = opts.title },
     instructions = opts.instructions, ttl_ms = ttl, cache_scope = scope,
     page_size = opts.page_size or 100,
+    state_key = mrtr.new_key(),  -- seals MRTR requestState; never leaves the process
   }, Server)
 end
 

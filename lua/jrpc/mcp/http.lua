@@ -1,0 +1,189 @@
+--- Streamable HTTP (2026-07-28) for an MCP server, on jrpc.uv.http: one
+-- POST is one JSON-RPC message. The message gets its own peer (profile
+-- mcp) whose `send` writes into that POST's response: the modern era is
+-- stateless, so nothing is shared between POSTs but the server itself, and
+-- a request's notifications can only ever reach its own stream.
+--
+-- The answer is JSON when the result comes first, or an SSE stream opened
+-- by the first request-scoped notification (progress, log) and ended by
+-- the result. A client that hangs up cancels the request.
+local core = require "jrpc.core"
+local peer_mod = require "jrpc.peer"
+local errors = require "jrpc.errors"
+local http = require "jrpc.uv.http"
+local co = require "jrpc.uv.co"
+local protocol = require "jrpc.mcp.protocol"
+local headers_mod = require "jrpc.mcp.http_headers"
+
+local M = {}
+
+local codes = protocol.codes
+
+-- HTTP status of a JSON-RPC error reply sent as JSON (the spec's table);
+-- other errors are 200, as the spec leaves them unstated.
+local STATUS_OF = {
+  [codes.INVALID_PARAMS] = 400, [codes.HEADER_MISMATCH] = 400,
+  [codes.MISSING_CLIENT_CAPABILITY] = 400, [codes.UNSUPPORTED_PROTOCOL_VERSION] = 400,
+  [codes.METHOD_NOT_FOUND] = 404, [errors.codes.PARSE_ERROR] = 400,
+  [errors.codes.INVALID_REQUEST] = 400,
+}
+
+-- Fresh header tables per response: jrpc.uv.http adds `connection` to them.
+local function json_headers() return { ["content-type"] = "application/json" } end
+local function sse_headers()
+  return { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache", ["x-accel-buffering"] = "no" }
+end
+
+local function plain(res, status, text, extra)
+  local h = { ["content-type"] = "text/plain" }
+  for k, v in pairs(extra or {}) do h[k] = v end
+  res:send(status, h, text .. "\n")
+end
+
+-- A JSON-RPC error answered before dispatch (`id` may be nil: null).
+local function error_reply(res, id, err)
+  local body = core.encode{ jsonrpc = "2.0", id = id == nil and core.null or id,
+    error = { code = err.code, message = err.message, data = err.data } }
+  res:send(STATUS_OF[err.code] or 400, json_headers(), body)
+end
+
+-- {======================================================================
+-- Origin and Host (DNS rebinding)
+-- =======================================================================
+
+-- The Host values a loopback listener answers to, with and without port.
+local function loopback_hosts(port)
+  local set = {}
+  for _, h in ipairs{ "127.0.0.1", "localhost", "[::1]" } do
+    set[h], set[h .. ":" .. port] = true, true
+  end
+  return set
+end
+
+local function set_of(list)
+  local set = {}
+  for _, v in ipairs(list) do set[v] = true end
+  return set
+end
+
+-- An Origin is allowed when listed, or (by default) when its host is one
+-- the Host check allows: a page served by this very server.
+local function origin_allowed(policy, origin)
+  if policy.origins then return policy.origins[origin] == true end
+  local host = origin:match("^https?://([^/]+)$")
+  return host ~= nil and policy.hosts[host] == true
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- One POST
+-- =======================================================================
+
+-- The writer a POST's peer sends through: JSON for a lone result, else an
+-- SSE stream; wakes the handler once the result is out.
+local function writer(res, state)
+  local function deliver(line)
+    local msg = core.decode(line)
+    if type(msg) ~= "table" then return end
+    if msg.method ~= nil then
+      -- a request of ours has no place on a request's stream: the modern
+      -- era asks the client for input with input_required instead
+      if msg.id ~= nil or res.closed then return end
+      if not res.started then res:stream(200, sse_headers()) end
+      res:event(line)
+      return
+    end
+    if state.done then return end
+    state.done = true
+    if res.streaming then
+      res:event(line)
+      res:finish()
+    elseif not res.closed then
+      local status = msg.error and STATUS_OF[msg.error.code] or 200
+      res:send(status, json_headers(), line)
+    end
+    local waiter = state.waiter
+    state.waiter = nil
+    if waiter then co.resume(waiter) end
+  end
+  return function(bytes)
+    for line in bytes:gmatch("[^\n]+") do deliver(line) end
+  end
+end
+
+local function post(srv, opts, req, res)
+  local msg = core.decode(req.body or "")
+  if msg == nil then
+    return error_reply(res, nil, errors.new(errors.codes.PARSE_ERROR, "Parse error"))
+  end
+  if type(msg) ~= "table" or msg[1] ~= nil or type(msg.method) ~= "string" then
+    -- one request or notification a POST: never a batch, never a response
+    return error_reply(res, type(msg) == "table" and msg.id or nil,
+      errors.new(errors.codes.INVALID_REQUEST, "Invalid Request: expected one request or notification"))
+  end
+  local err = headers_mod.check(req.headers, msg)
+  if err then return error_reply(res, msg.id, err) end
+
+  local state = { done = false }
+  local peer_opts = { profile = "mcp", role = "server", send = writer(res, state) }
+  for k, v in pairs(opts.peer or {}) do peer_opts[k] = v end
+  local peer = srv:attach(peer_mod.new(peer_opts))
+  if msg.id == nil then
+    peer:receive(req.body .. "\n")
+    return res:send(202, {}, "")
+  end
+  res.on_close = function()
+    -- the stream closing cancels the request (the handler's ctx sees it)
+    local id = core.encode(msg.id)
+    peer:receive('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":'
+      .. id .. ',"reason":"the HTTP client went away"}}\n')
+    local waiter = state.waiter
+    state.waiter = nil
+    if waiter then co.resume(waiter) end
+  end
+  peer:receive(req.body .. "\n")
+  if not state.done and not res.closed then
+    state.waiter = co.current()
+    co.wait("mcp http reply")
+  end
+  -- a cancelled request answers nothing: end what was begun
+  if res.streaming then res:finish() end
+end
+
+-- }======================================================================
+
+--- Serve `srv` over Streamable HTTP on `loop` (see `Server:serve_http`).
+---@param srv jrpc.mcp.Server
+---@param loop table
+---@param opts? table
+---@return jrpc.uv.HttpServer|nil http_server
+---@return string|nil err
+function M.serve(srv, loop, opts)
+  opts = opts or {}
+  local path = opts.path or "/mcp"
+  local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
+  local listen = {}
+  for k, v in pairs(opts) do listen[k] = v end
+  listen.host = opts.host or "127.0.0.1"
+  listen.port = opts.port or 0
+  listen.handler = function(req, res)
+    local host, origin = req.headers.host, req.headers.origin
+    if origin ~= nil and not origin_allowed(policy, origin) then
+      return plain(res, 403, "forbidden origin")
+    end
+    if host == nil or not policy.hosts[host] then return plain(res, 421, "misdirected request") end
+    if req.path ~= path then return plain(res, 404, "not found") end
+    if req.method ~= "POST" then
+      -- GET and DELETE belong to the legacy sessions this era removed
+      return plain(res, 405, "method not allowed", { allow = "POST" })
+    end
+    return post(srv, opts, req, res)
+  end
+  local server, err = http.listen(loop, listen)
+  if not server then return nil, err end
+  policy.hosts = opts.allowed_hosts and set_of(opts.allowed_hosts) or loopback_hosts(server.port)
+  return server
+end
+
+return M
