@@ -123,16 +123,22 @@ function Conn:_handle(req)
   elseif outcome == "foreign" then foreign(res) end
 end
 
-function Conn:_serve_next()
-  if self.closed or self.res ~= nil then return end
-  local held = self.held
-  self.held, self.nheld = nil, 0
-  local kind, a, b = self.codec:next(held and table.concat(held) or nil)
+-- Feed `chunk` (if any) and serve the next complete request: its handler,
+-- or the error the codec found (then the connection closes).
+function Conn:_next(chunk)
+  local kind, a, b = self.codec:next(chunk)
   if kind == "request" then return self:_handle(a) end
   if kind == "error" then
     self.res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = false }, Response)
     return self.res:send(a, { ["content-type"] = "text/plain", connection = "close" }, b .. "\n")
   end
+end
+
+function Conn:_serve_next()
+  if self.closed or self.res ~= nil then return end
+  local held = self.held
+  self.held, self.nheld = nil, 0
+  self:_next(held and table.concat(held) or nil)
 end
 
 function Conn:_on_read(err, data)
@@ -149,12 +155,7 @@ function Conn:_on_read(err, data)
     if self.nheld > l.max_header_bytes + l.max_body_bytes then self:_close() end
     return
   end
-  local kind, a, b = self.codec:next(data)
-  if kind == "request" then return self:_handle(a) end
-  if kind == "error" then
-    self.res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = false }, Response)
-    return self.res:send(a, { ["content-type"] = "text/plain", connection = "close" }, b .. "\n")
-  end
+  self:_next(data)
 end
 
 -- }======================================================================
