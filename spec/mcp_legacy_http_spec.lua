@@ -27,7 +27,7 @@ local function shell(cmd)
   return result[1], result[2]
 end
 
-local function new_server()
+local function new_server(opts)
   local srv = mcp.server{ name = "legacy-http-spec", version = "1.0.0" }
   srv:tool{ name = "echo", description = "echo", handler = function(args) return args.text or "none" end }
   srv:tool{ name = "sample", description = "asks the client's model", handler = function(_, ctx)
@@ -36,7 +36,8 @@ local function new_server()
     if not result then error(err.message, 0) end
     return "model said " .. result.content.text
   end }
-  return assert(srv:serve_http(loop, { port = 0, peer = { on_error = function() end } }))
+  return assert(srv:serve_http(loop, { port = 0, max_sessions = opts and opts.max_sessions,
+    peer = { on_error = function() end } }))
 end
 
 local CURL = "curl -s -m 5 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "
@@ -83,6 +84,18 @@ describe("jrpc.mcp legacy Streamable HTTP session", function()
         .. "http://127.0.0.1:%d/mcp"):format(sid, http.port))
       assert.are.equal("204", out)
       assert.are.equal(404, (post(http.port, call, with)))
+      http:close()
+    end)
+  end)
+
+  it("ends the least recently used session when the table is full", function()
+    S.run(function()
+      local http = new_server{ max_sessions = 1 }
+      local _, first = session(http.port)
+      local _, second = session(http.port)
+      local ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+      assert.are.equal(404, (post(http.port, ping, first)))
+      assert.are.equal(200, (post(http.port, ping, second)))
       http:close()
     end)
   end)

@@ -109,7 +109,28 @@ function Sessions:open()
   })
   self.by_id[sess.id] = sess
   self.count = self.count + 1
+  self:find(sess.id)
   return sess
+end
+
+-- The session `sid`, marked as just used; nil when unknown.
+function Sessions:find(sid)
+  local sess = self.by_id[sid]
+  if sess then
+    self.uses = self.uses + 1
+    sess.used = self.uses
+  end
+  return sess
+end
+
+-- The session used longest ago: the one to drop when the table is full
+-- (clients that vanish without DELETE must not lock new ones out).
+function Sessions:least_recent()
+  local oldest
+  for _, sess in pairs(self.by_id) do
+    if oldest == nil or sess.used < oldest.used then oldest = sess end
+  end
+  return oldest
 end
 
 -- End a session: its streams close, its peer too.
@@ -166,10 +187,10 @@ function Sessions:post(req, res, msg)
   local sid = req.headers["mcp-session-id"]
   if sid == nil then
     if msg.method ~= "initialize" then return plain(res, 400, "missing MCP-Session-Id") end
-    if self.count >= self.max then return plain(res, 503, "too many sessions") end
+    if self.count >= self.max then self:close(self:least_recent()) end
     return dispatch(self:open(), msg, req.body, res)
   end
-  local sess = self.by_id[sid]
+  local sess = self:find(sid)
   if not sess then return plain(res, 404, "unknown session") end
   return dispatch(sess, msg, req.body, res)
 end
@@ -182,7 +203,7 @@ function Sessions:other(req, res)
   if sid == nil then
     return res:send(405, { ["content-type"] = "text/plain", allow = "POST" }, "method not allowed\n")
   end
-  local sess = self.by_id[sid]
+  local sess = self:find(sid)
   if not sess then return plain(res, 404, "unknown session") end
   if req.method == "DELETE" then
     self:close(sess)
@@ -201,12 +222,14 @@ function Sessions:other(req, res)
 end
 
 --- The session table of one HTTP server for `srv` (`opts.max_sessions`,
---- default 64; `opts.peer`: more peer options).
+--- default 64, past which the least recently used session ends;
+--- `opts.peer`: more peer options).
 ---@param srv jrpc.mcp.Server
 ---@param opts table
 ---@return jrpc.mcp.HttpSessions
 function M.new(srv, opts)
-  return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, max = opts.max_sessions or 64 }, Sessions)
+  return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, uses = 0,
+    max = opts.max_sessions or 64 }, Sessions)
 end
 
 return M
