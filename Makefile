@@ -160,13 +160,15 @@ $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-loc
 	cd node/conformance && npm ci --no-audit --no-fund
 
 # test-conformance: the suite's 2026-07-28 requirements (37 scored
-# scenarios) against examples/mcp/everything_server.lua over Streamable
-# HTTP, under both interpreters. 2025-11-25 waits for the legacy HTTP
-# session (Mcp-Session-Id, GET stream, DELETE), which is not served yet.
+# scenarios) and 2025-11-25 ones (30 scored; the legacy HTTP session)
+# against examples/mcp/everything_server.lua over Streamable HTTP, under
+# both interpreters.
 .PHONY: test-conformance
 test-conformance: all conformance-deps
 	bash spec/mcp/conformance.sh 2026-07-28 lua5.4
 	bash spec/mcp/conformance.sh 2026-07-28 luajit
+	bash spec/mcp/conformance.sh 2025-11-25 lua5.4
+	bash spec/mcp/conformance.sh 2025-11-25 luajit
 # }====================================================================
 
 lint:

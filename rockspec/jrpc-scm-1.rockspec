@@ -79,6 +79,7 @@ build = {
     ["jrpc.mcp.http"] = "lua/jrpc/mcp/http.lua",
     ["jrpc.mcp.mrtr"] = "lua/jrpc/mcp/mrtr.lua",
     ["jrpc.mcp.http_headers"] = "lua/jrpc/mcp/http_headers.lua",
+    ["jrpc.mcp.http_session"] = "lua/jrpc/mcp/http_session.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",
     ["jrpc.profiles"] = "lua/jrpc/profiles.lua",

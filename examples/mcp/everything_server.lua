@@ -74,6 +74,70 @@ end, { input_schema = { type = "object", properties = { message = { type = "stri
   output_schema = { type = "object", properties = { echo = { type = "string" } }, required = { "echo" } } })
 
 -- {======================================================================
+-- Legacy (2025-11-25) fixtures that ask the client in the middle of a
+-- call: the request goes out on the call's own stream (ctx:request)
+-- =======================================================================
+
+local function ask(ctx, method, params)
+  local result, err = ctx:request(method, params)
+  if not result then error(err and err.message or "the client did not answer", 0) end
+  return result
+end
+local function elicited(result)
+  return ("Elicitation completed: action=%s, content=%s"):format(tostring(result.action),
+    jrpc.encode(result.content or jrpc.object()))
+end
+local STRING_ARG = function(name)
+  return { input_schema = { type = "object", properties = { [name] = { type = "string" } }, required = { name } } }
+end
+
+tool("test_sampling", "Asks the client's model (sampling/createMessage)", function(args, ctx)
+  local result = ask(ctx, "sampling/createMessage", { maxTokens = 100,
+    messages = { { role = "user", content = { type = "text", text = args.prompt } } } })
+  local content = type(result.content) == "table" and result.content.text or jrpc.encode(result.content)
+  return "LLM response: " .. tostring(content)
+end, STRING_ARG("prompt"))
+tool("test_elicitation", "Asks the user (elicitation/create)", function(args, ctx)
+  local result = ask(ctx, "elicitation/create", { message = args.message, requestedSchema = {
+    type = "object", required = { "username", "email" }, properties = {
+      username = { type = "string", description = "User's response" },
+      email = { type = "string", description = "User's email address" } } } })
+  return ("User response: action=%s, content=%s"):format(tostring(result.action),
+    jrpc.encode(result.content or jrpc.object()))
+end, STRING_ARG("message"))
+tool("test_elicitation_sep1034_defaults", "Asks with defaults for every primitive type", function(_, ctx)
+  return elicited(ask(ctx, "elicitation/create", { message = "Please review and update the form fields with defaults",
+    requestedSchema = { type = "object", properties = {
+      name = { type = "string", description = "User name", default = "John Doe" },
+      age = { type = "integer", description = "User age", default = 30 },
+      score = { type = "number", description = "User score", default = 95.5 },
+      status = { type = "string", description = "User status", enum = { "active", "inactive", "pending" },
+        default = "active" },
+      verified = { type = "boolean", description = "Verification status", default = true } } } }))
+end)
+tool("test_elicitation_sep1330_enums", "Asks with the five enum schema forms", function(_, ctx)
+  local function options(prefix, titles)
+    local out = {}
+    for i, t in ipairs(titles) do out[i] = { const = prefix .. i, title = t } end
+    return out
+  end
+  return elicited(ask(ctx, "elicitation/create", { message = "Please select options from the enum fields",
+    requestedSchema = { type = "object", properties = {
+      untitledSingle = { type = "string", description = "Select one option",
+        enum = { "option1", "option2", "option3" } },
+      titledSingle = { type = "string", description = "Select one option with titles",
+        oneOf = options("value", { "First Option", "Second Option", "Third Option" }) },
+      legacyEnum = { type = "string", description = "Select one option (legacy)",
+        enum = { "opt1", "opt2", "opt3" }, enumNames = { "Option One", "Option Two", "Option Three" } },
+      untitledMulti = { type = "array", description = "Select multiple options",
+        items = { type = "string", enum = { "option1", "option2", "option3" } } },
+      titledMulti = { type = "array", description = "Select multiple options with titles",
+        items = { anyOf = options("value", { "First Choice", "Second Choice", "Third Choice" }) } } } } }))
+end)
+
+-- }======================================================================
+
+-- {======================================================================
 -- MRTR fixtures: each asks with input_required until the retry carries
 -- the answers (and, where it keeps rounds, the sealed requestState)
 -- =======================================================================

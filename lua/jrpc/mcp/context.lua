@@ -23,10 +23,19 @@ Ctx.__index = Ctx
 ---@param params table
 ---@param client table   `{version, capabilities, info, log_level}`
 ---@param era string
+---@param route? fun(id: any, method: string)  told before each message this request sends
 ---@return jrpc.mcp.Context
-function M.new(rpc, params, client, era)
+function M.new(rpc, params, client, era, route)
   return setmetatable({ meta = rpc.meta or {}, client = client, era = era, params = params,
-    peer = rpc.peer, id = rpc.id, method = rpc.method, _rpc = rpc, _log_level = client.log_level }, Ctx)
+    peer = rpc.peer, id = rpc.id, method = rpc.method, _rpc = rpc, _log_level = client.log_level,
+    _route = route }, Ctx)
+end
+
+-- Tell the transport (if it asked) which request the next `method`
+-- message belongs to: a peer holds writes during a read, so the bytes
+-- reach the transport later, out of this handler's hands.
+local function routed(self, method)
+  if self._route then self._route(self.id, method) end
 end
 
 --- True once the client cancelled this request (`notifications/cancelled`).
@@ -45,6 +54,7 @@ end
 function Ctx:progress(value, total, message)
   local token = self.meta[keys.progress_token]
   if token == nil or self:cancelled() then return false end
+  routed(self, "notifications/progress")
   return self.peer:notify("notifications/progress",
     { progressToken = token, progress = value, total = total, message = message }) == true
 end
@@ -62,7 +72,22 @@ function Ctx:log(level, data, logger)
   if not rank then error("ctx:log: unknown level " .. tostring(level), 2) end
   local wanted = self._log_level
   if wanted == nil or rank < levels[wanted] or self:cancelled() then return false end
+  routed(self, "notifications/message")
   return self.peer:notify("notifications/message", { level = level, logger = logger, data = data }) == true
+end
+
+--- Ask the client (legacy era: `sampling/createMessage`,
+--- `elicitation/create`, `roots/list`) and wait for its answer; the request
+--- goes out on this request's own stream. Returns the result, or nil and
+--- the jrpc.Error.
+---@param method string
+---@param params any
+---@param opts? {timeout?: number}
+---@return any result
+---@return jrpc.Error|nil err
+function Ctx:request(method, params, opts)
+  routed(self, method)
+  return self.peer:request(method, params, opts)
 end
 
 return M

@@ -14,6 +14,7 @@ local http = require "jrpc.uv.http"
 local co = require "jrpc.uv.co"
 local protocol = require "jrpc.mcp.protocol"
 local headers_mod = require "jrpc.mcp.http_headers"
+local sessions_mod = require "jrpc.mcp.http_session"
 
 local M = {}
 
@@ -112,10 +113,14 @@ local function writer(res, state)
   end
 end
 
-local function post(srv, opts, req, res)
+local function post(srv, opts, sessions, req, res)
   local msg = core.decode(req.body or "")
   if msg == nil then
     return error_reply(res, nil, errors.new(errors.codes.PARSE_ERROR, "Parse error"))
+  end
+  if type(msg) == "table" and msg[1] == nil and sessions_mod.is_legacy(req, msg) then
+    -- a 2025-11-25 session: its own routing (http_session.lua)
+    return sessions:post(req, res, msg)
   end
   if type(msg) ~= "table" or msg[1] ~= nil or type(msg.method) ~= "string" then
     -- one request or notification a POST: never a batch, never a response
@@ -163,6 +168,7 @@ function M.serve(srv, loop, opts)
   opts = opts or {}
   local path = opts.path or "/mcp"
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
+  local sessions = sessions_mod.new(srv, opts)
   local listen = {}
   for k, v in pairs(opts) do listen[k] = v end
   listen.host = opts.host or "127.0.0.1"
@@ -175,10 +181,10 @@ function M.serve(srv, loop, opts)
     if host == nil or not policy.hosts[host] then return plain(res, 421, "misdirected request") end
     if req.path ~= path then return plain(res, 404, "not found") end
     if req.method ~= "POST" then
-      -- GET and DELETE belong to the legacy sessions this era removed
-      return plain(res, 405, "method not allowed", { allow = "POST" })
+      -- GET and DELETE belong to legacy sessions (405 without one)
+      return sessions:other(req, res)
     end
-    return post(srv, opts, req, res)
+    return post(srv, opts, sessions, req, res)
   end
   local server, err = http.listen(loop, listen)
   if not server then return nil, err end

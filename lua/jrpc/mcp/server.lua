@@ -133,7 +133,7 @@ local NEEDS = { ["tools/list"] = "tools", ["tools/call"] = "tools", ["prompts/li
 local MRTR = { ["tools/call"] = true, ["prompts/get"] = true }
 
 -- The jrpc handler for an era-dependent method `impl(srv, params, ctx)`.
-local function handler(srv, session, method, impl)
+local function handler(srv, session, method, impl, hooks)
   return function(params, rpc)
     params = params or {}
     local meta = rpc.meta
@@ -141,7 +141,7 @@ local function handler(srv, session, method, impl)
     local era, client = choose_era(session, method, meta)
     local need = NEEDS[method]
     if need and not srv.registry:offers()[need] then error(protocol.method_not_found(), 0) end
-    local ctx = context.new(rpc, params, client, era)
+    local ctx = context.new(rpc, params, client, era, hooks.route)
     if era == "modern" and MRTR[method] then
       -- a retry: its state must be one we sealed (a stateless server's
       -- only memory of the earlier rounds)
@@ -178,11 +178,16 @@ local legacy = {
 
 --- Serve this server's methods on `peer` (made with profile "mcp"; one
 --- connection: its legacy state, if it chooses that era, is its own).
+--- `hooks.route(id, method)`, if given, is told before a handler's
+--- context sends a message of its own (progress, log, a request to the
+--- client): which request `id` it belongs to (a transport routes by it).
 ---@param peer jrpc.Peer
+---@param hooks? {route?: fun(id: any, method: string)}
 ---@return jrpc.Peer peer
-function Server:attach(peer)
+function Server:attach(peer, hooks)
+  hooks = hooks or {}
   local session = session_mod.new()
-  local function add(name, impl) peer:method(name, handler(self, session, name, impl)) end
+  local function add(name, impl) peer:method(name, handler(self, session, name, impl, hooks)) end
   add("server/discover", methods.discover)
   add("tools/list", methods.tools_list)
   add("tools/call", methods.tools_call)

@@ -1,0 +1,235 @@
+--- Legacy (2025-11-25) Streamable HTTP sessions, on the endpoint the
+-- modern era shares: `initialize` without modern `_meta` mints an
+-- `MCP-Session-Id`, and every later POST, GET and DELETE names it. One MCP
+-- peer serves the whole session (so its legacy state, session.lua, lives
+-- as long as the session); its `send` routes each outgoing message to an
+-- HTTP response:
+--   * a response goes to the POST that carried its request;
+--   * a notification or request of ours goes to the stream of the request
+--     whose handler sent it, else to the standalone GET stream, else
+--     nowhere (the spec allows dropping). The handler's context names the
+--     request before it writes (`route`): the peer holds writes during a
+--     read, so the bytes arrive later, in order, as a FIFO of routes.
+-- This module owns the session table and that routing; http.lua owns the
+-- HTTP checks shared by both eras.
+local core = require "jrpc.core"
+local peer_mod = require "jrpc.peer"
+local co = require "jrpc.uv.co"
+
+local M = {}
+
+local function json_headers(sid)
+  return { ["content-type"] = "application/json", ["mcp-session-id"] = sid }
+end
+local function sse_headers(sid)
+  return { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache",
+    ["x-accel-buffering"] = "no", ["mcp-session-id"] = sid }
+end
+
+local function plain(res, status, text)
+  res:send(status, { ["content-type"] = "text/plain" }, text .. "\n")
+end
+
+local function hex(bytes)
+  return (bytes:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
+---@class jrpc.mcp.HttpSessions
+local Sessions = {}
+Sessions.__index = Sessions
+
+-- Write `line` to `res` as SSE, opening the stream first if need be.
+local function to_stream(sess, res, line)
+  if res.closed or res.ended then return false end
+  if not res.started then res:stream(200, sse_headers(sess.id)) end
+  return res:event(line)
+end
+
+-- The request key the next `method` message belongs to: the first route
+-- queued for that method (those before it never got written: dropped).
+local function take_route(sess, method)
+  local q = sess.routes
+  for i = q.first, q.last do
+    if q[i].method == method then
+      local key = q[i].key
+      for j = q.first, i do q[j] = nil end
+      q.first = i + 1
+      return key
+    end
+  end
+  return false
+end
+
+-- The peer's `send`: route each outgoing line (see the header comment).
+local function router(sess)
+  local function deliver(line)
+    local msg = core.decode(line)
+    if type(msg) ~= "table" then return end
+    if msg.method == nil then
+      local key = core.encode(msg.id)
+      local post = sess.posts[key]
+      if not post then return end
+      sess.posts[key] = nil
+      local res = post.res
+      if res.streaming then
+        res:event(line)
+        res:finish()
+      elseif not res.closed then
+        res:send(200, json_headers(sess.id), line)
+      end
+      local waiter = post.waiter
+      post.waiter = nil
+      if waiter then co.resume(waiter) end
+      return
+    end
+    local post = sess.posts[take_route(sess, msg.method)]
+    if post and to_stream(sess, post.res, line) then return end
+    if sess.standalone then to_stream(sess, sess.standalone, line) end
+  end
+  return function(bytes)
+    for line in bytes:gmatch("[^\n]+") do deliver(line) end
+  end
+end
+
+-- A new session with its own peer.
+function Sessions:open()
+  local sess = { id = hex(core.random_bytes(16)), posts = {}, routes = { first = 1, last = 0 } }
+  local peer_opts = { profile = "mcp", role = "server", send = router(sess) }
+  for k, v in pairs(self.opts.peer or {}) do peer_opts[k] = v end
+  sess.peer = self.srv:attach(peer_mod.new(peer_opts), {
+    route = function(id, method)
+      local q = sess.routes
+      if q.last - q.first >= 255 then  -- bounded: unwritten routes age out
+        q[q.first] = nil
+        q.first = q.first + 1
+      end
+      q.last = q.last + 1
+      q[q.last] = { key = core.encode(id), method = method }
+    end,
+  })
+  self.by_id[sess.id] = sess
+  self.count = self.count + 1
+  self:find(sess.id)
+  return sess
+end
+
+-- The session `sid`, marked as just used; nil when unknown.
+function Sessions:find(sid)
+  local sess = self.by_id[sid]
+  if sess then
+    self.uses = self.uses + 1
+    sess.used = self.uses
+  end
+  return sess
+end
+
+-- The session used longest ago: the one to drop when the table is full
+-- (clients that vanish without DELETE must not lock new ones out).
+function Sessions:least_recent()
+  local oldest
+  for _, sess in pairs(self.by_id) do
+    if oldest == nil or sess.used < oldest.used then oldest = sess end
+  end
+  return oldest
+end
+
+-- End a session: its streams close, its peer too.
+function Sessions:close(sess)
+  if self.by_id[sess.id] ~= sess then return end
+  self.by_id[sess.id] = nil
+  self.count = self.count - 1
+  if sess.standalone then sess.standalone:finish() end
+  sess.peer:close("session ended")
+end
+
+-- Dispatch a decoded POST body `msg` (raw `body`) on session `sess`.
+local function dispatch(sess, msg, body, res)
+  if msg.method == nil or msg.id == nil then
+    -- a notification, or a response to one of our requests: accepted
+    sess.peer:receive(body .. "\n")
+    return res:send(202, { ["mcp-session-id"] = sess.id }, "")
+  end
+  local key = core.encode(msg.id)
+  local post = { res = res }
+  sess.posts[key] = post
+  -- a disconnect is not a cancellation in this era: the answer is dropped
+  res.on_close = function()
+    local waiter = post.waiter
+    post.waiter = nil
+    if waiter then co.resume(waiter) end
+  end
+  sess.peer:receive(body .. "\n")
+  if sess.posts[key] == post and not res.closed then
+    post.waiter = co.current()
+    co.wait("mcp legacy http reply")
+  end
+  if sess.posts[key] == post then sess.posts[key] = nil end
+  if res.streaming then res:finish() end
+end
+
+--- True when this POST belongs to the legacy era: it names a session, or
+--- it is an `initialize` without modern `_meta`.
+---@param req table
+---@param msg table
+---@return boolean
+function M.is_legacy(req, msg)
+  if req.headers["mcp-session-id"] ~= nil then return true end
+  local params = type(msg) == "table" and msg.method == "initialize" and msg.params
+  if type(params) ~= "table" then return type(msg) == "table" and msg.method == "initialize" end
+  return not (type(params._meta) == "table" and params._meta["io.modelcontextprotocol/protocolVersion"] ~= nil)
+end
+
+--- A legacy POST (already decoded to `msg`).
+---@param req table
+---@param res table
+---@param msg table
+function Sessions:post(req, res, msg)
+  local sid = req.headers["mcp-session-id"]
+  if sid == nil then
+    if msg.method ~= "initialize" then return plain(res, 400, "missing MCP-Session-Id") end
+    if self.count >= self.max then self:close(self:least_recent()) end
+    return dispatch(self:open(), msg, req.body, res)
+  end
+  local sess = self:find(sid)
+  if not sess then return plain(res, 404, "unknown session") end
+  return dispatch(sess, msg, req.body, res)
+end
+
+--- GET (a standalone SSE stream) and DELETE (end the session).
+---@param req table
+---@param res table
+function Sessions:other(req, res)
+  local sid = req.headers["mcp-session-id"]
+  if sid == nil then
+    return res:send(405, { ["content-type"] = "text/plain", allow = "POST" }, "method not allowed\n")
+  end
+  local sess = self:find(sid)
+  if not sess then return plain(res, 404, "unknown session") end
+  if req.method == "DELETE" then
+    self:close(sess)
+    return res:send(204, {}, "")
+  end
+  if req.method ~= "GET" then
+    return res:send(405, { ["content-type"] = "text/plain", allow = "GET, POST, DELETE" }, "method not allowed\n")
+  end
+  -- one standalone stream a session: a second replaces the first
+  if sess.standalone then sess.standalone:finish() end
+  sess.standalone = res
+  res.on_close = function()
+    if sess.standalone == res then sess.standalone = nil end
+  end
+  res:stream(200, sse_headers(sess.id))
+end
+
+--- The session table of one HTTP server for `srv` (`opts.max_sessions`,
+--- default 64, past which the least recently used session ends;
+--- `opts.peer`: more peer options).
+---@param srv jrpc.mcp.Server
+---@param opts table
+---@return jrpc.mcp.HttpSessions
+function M.new(srv, opts)
+  return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, uses = 0,
+    max = opts.max_sessions or 64 }, Sessions)
+end
+
+return M
