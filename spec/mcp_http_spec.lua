@@ -4,26 +4,10 @@
 local S = dofile("spec/uv_support.lua")
 local jrpc = require "jrpc"
 local mcp = require "jrpc.mcp"
-local workers = require "jrpc.workers"
 
 local loop = S.loop
 
--- Run `cmd` through sh and wait for it in the running coroutine.
-local function shell(cmd)
-  local me = coroutine.running()
-  local out, chunks, result = S.uv.new_pipe(false), {}, nil
-  local handle
-  handle = S.uv.spawn("/bin/sh", { args = { "-c", cmd }, stdio = { nil, out, 2 } }, function(code)
-    handle:close()
-    out:read_stop()
-    out:close()
-    result = { code, table.concat(chunks) }
-    if coroutine.status(me) == "suspended" then workers.wake(me, print) end
-  end)
-  out:read_start(function(_, data) if data then chunks[#chunks + 1] = data end end)
-  if result == nil then workers.wait() end
-  return result[1], result[2]
-end
+local shell = S.shell_wait
 
 local META = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
   .. '"io.modelcontextprotocol/clientCapabilities":{}}'

@@ -6,30 +6,7 @@ local http = require "jrpc.uv.http"
 
 local loop = S.loop
 
--- Run `cmd` through sh in the background; `done(status, out)` when it ends.
-local function shell_async(cmd, done)
-  local out, chunks = S.uv.new_pipe(false), {}
-  local handle
-  handle = S.uv.spawn("/bin/sh", { args = { "-c", cmd }, stdio = { nil, out, 2 } }, function(code)
-    handle:close()
-    out:read_stop()
-    out:close()
-    done(code, table.concat(chunks))
-  end)
-  out:read_start(function(_, data) if data then chunks[#chunks + 1] = data end end)
-end
-
--- Run `cmd` and wait for it in the running coroutine.
-local function shell(cmd)
-  local me = coroutine.running()
-  local result
-  shell_async(cmd, function(code, out)
-    result = { code, out }
-    if coroutine.status(me) == "suspended" then require("jrpc.workers").wake(me, print) end
-  end)
-  if result == nil then require("jrpc.workers").wait() end
-  return result[1], result[2]
-end
+local shell = S.shell_wait
 
 local function serve(handler, opts)
   opts = opts or {}

@@ -99,6 +99,25 @@ function M.shell(cmd)
   return status, slurp(out), slurp(err), M.since(t0)
 end
 
+--- Run `cmd` through sh without blocking the loop, waiting for it in the
+--- running coroutine (a jrpc wait); returns its exit status and stdout.
+function M.shell_wait(cmd)
+  local workers = require "jrpc.workers"
+  local me = coroutine.running()
+  local out, chunks, result = uv.new_pipe(false), {}, nil
+  local handle
+  handle = uv.spawn("/bin/sh", { args = { "-c", cmd }, stdio = { nil, out, 2 } }, function(code)
+    handle:close()
+    out:read_stop()
+    out:close()
+    result = { code, table.concat(chunks) }
+    if coroutine.status(me) == "suspended" then workers.wake(me, print) end
+  end)
+  out:read_start(function(_, data) if data then chunks[#chunks + 1] = data end end)
+  if result == nil then workers.wait() end
+  return result[1], result[2]
+end
+
 --- A fresh temporary directory (removed by `rmdir`).
 function M.tmpdir()
   local p = assert(io.popen("mktemp -d /tmp/jrpc-uv-XXXXXX"))
