@@ -176,7 +176,7 @@ function M.serve(srv, loop, opts)
   opts = opts or {}
   local path = opts.path or "/mcp"
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
-  local sessions = sessions_mod.new(srv, opts)
+  local sessions = sessions_mod.new(srv, opts, loop)
   local listen = {}
   for k, v in pairs(opts) do listen[k] = v end
   listen.host = opts.host or "127.0.0.1"
