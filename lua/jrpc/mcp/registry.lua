@@ -157,8 +157,16 @@ function Registry:completion_for(ref)
   return self.completions[tostring(ref.type) .. "\0" .. tostring(ref.name or ref.uri)]
 end
 
+-- A matched variable as the handler wants it: %XX escapes decoded (a
+-- client encodes what the template's expansion would, e.g. a space as
+-- %20); a "%" not followed by two hex digits stays as it is.
+local function percent_decode(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
 --- The resource or template that serves `uri`, and the template's
---- variables (nil for a plain resource); nil when nothing does.
+--- variables, percent-decoded (nil for a plain resource); nil when nothing
+--- does.
 ---@param uri string
 ---@return table|nil entry
 ---@return table|nil vars
@@ -169,7 +177,7 @@ function Registry:find_resource(uri)
     local found = { uri:match(t.pattern) }
     if found[1] ~= nil then
       local vars = {}
-      for i, name in ipairs(t.names) do vars[name] = found[i] end
+      for i, name in ipairs(t.names) do vars[name] = percent_decode(found[i]) end
       return t, vars
     end
   end
