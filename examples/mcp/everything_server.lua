@@ -72,6 +72,13 @@ tool("test_echo", "Echoes its message (structured content too)", function(args)
   return { content = { mcp.text(args.message) }, structuredContent = { echo = args.message } }
 end, { input_schema = { type = "object", properties = { message = { type = "string" } }, required = { "message" } },
   output_schema = { type = "object", properties = { echo = { type = "string" } }, required = { "echo" } } })
+-- SEP-2243: its region is mirrored in the Mcp-Param-Region header, which
+-- the HTTP transport checks against the body (http-custom-header-server-validation)
+tool("test_custom_headers", "Names its region (mirrored in the Mcp-Param-Region header)",
+  function(args) return "region " .. args.region end,
+  { input_schema = { type = "object", required = { "region" }, properties = {
+    region = { type = "string", ["x-mcp-header"] = "Region" },
+    priority = { type = "integer", ["x-mcp-header"] = "Priority" } } } })
 
 -- {======================================================================
 -- Legacy (2025-11-25) fixtures that ask the client in the middle of a

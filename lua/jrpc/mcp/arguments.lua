@@ -22,20 +22,26 @@ local checks = {
   null = function(v) return v == core.null end,
 }
 
+local ARGUMENTS = { whole = "arguments", member = "argument" }
+
 --- nil when `args` fit `schema`, else why not (a sentence for -32602).
+--- `names` words the sentence for other values checked the same way
+--- (default `{whole = "arguments", member = "argument"}`).
 ---@param schema table
 ---@param args any
+---@param names? {whole: string, member: string}
 ---@return string|nil problem
-function M.problem(schema, args)
-  if not checks.object(args) then return "arguments must be an object" end
+function M.problem(schema, args, names)
+  names = names or ARGUMENTS
+  if not checks.object(args) then return names.whole .. " must be an object" end
   for _, name in ipairs(type(schema.required) == "table" and schema.required or {}) do
-    if args[name] == nil then return ("argument %q is required"):format(name) end
+    if args[name] == nil then return ("%s %q is required"):format(names.member, name) end
   end
   local props = type(schema.properties) == "table" and schema.properties or {}
   for name, sub in pairs(props) do
     local v, want = args[name], type(sub) == "table" and sub.type
     if v ~= nil and checks[want] and not checks[want](v) then
-      return ("argument %q must be of type %s"):format(name, want)
+      return ("%s %q must be of type %s"):format(names.member, name, want)
     end
   end
   return nil

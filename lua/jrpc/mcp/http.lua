@@ -113,6 +113,14 @@ local function writer(res, state)
   end
 end
 
+-- The arguments the called tool mirrors in Mcp-Param-* headers; none for
+-- another method or an unknown tool (tools/call itself answers that).
+local function mirrored(srv, msg)
+  local params = msg.method == "tools/call" and type(msg.params) == "table" and msg.params
+  local tool = params and type(params.name) == "string" and srv.registry.tool_by_name[params.name]
+  return tool and tool.mirrored or nil
+end
+
 local function post(srv, opts, sessions, req, res)
   local msg = core.decode(req.body or "")
   if msg == nil then
@@ -127,7 +135,7 @@ local function post(srv, opts, sessions, req, res)
     return error_reply(res, type(msg) == "table" and msg.id or nil,
       errors.new(errors.codes.INVALID_REQUEST, "Invalid Request: expected one request or notification"))
   end
-  local err = headers_mod.check(req.headers, msg)
+  local err = headers_mod.check(req.headers, msg, mirrored(srv, msg))
   if err then return error_reply(res, msg.id, err) end
 
   local state = { done = false }
@@ -168,7 +176,7 @@ function M.serve(srv, loop, opts)
   opts = opts or {}
   local path = opts.path or "/mcp"
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
-  local sessions = sessions_mod.new(srv, opts)
+  local sessions = sessions_mod.new(srv, opts, loop)
   local listen = {}
   for k, v in pairs(opts) do listen[k] = v end
   listen.host = opts.host or "127.0.0.1"

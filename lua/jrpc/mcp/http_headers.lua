@@ -1,8 +1,12 @@
 --- The checks Streamable HTTP (2026-07-28) makes of a POST's headers
 -- against its JSON-RPC body, before the message is dispatched: the
 -- standard headers must repeat what the body says (`MCP-Protocol-Version`,
--- `Mcp-Method`, `Mcp-Name`), after decoding the base64 sentinel. Pure
--- functions: the transport (mcp/http.lua) answers what they find.
+-- `Mcp-Method`, `Mcp-Name`), and so must the `Mcp-Param-{Name}` headers of
+-- the tool arguments its input schema marks with `x-mcp-header`, after
+-- decoding the base64 sentinel. Also the rules for those marks, checked
+-- when a tool is registered. Pure functions: the transport (mcp/http.lua)
+-- answers what they find.
+local core = require "jrpc.core"
 local protocol = require "jrpc.mcp.protocol"
 local errors = require "jrpc.errors"
 
@@ -15,14 +19,18 @@ local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 local B64_VALUE = {}
 for i = 1, #B64 do B64_VALUE[B64:byte(i)] = i - 1 end
 
---- Decode standard base64 (padding optional); nil when `s` is not base64.
+--- Decode standard base64 (RFC 4648 section 4, with its padding); nil
+--- when `s` is not canonical base64: a length that is not a multiple of 4,
+--- a character outside the alphabet, padding anywhere but at the end, or
+--- bits left over after the last byte. Strict, so that one body value has
+--- one header spelling (the conformance suite rejects missing padding).
 ---@param s string
 ---@return string|nil
 function M.base64_decode(s)
-  s = s:gsub("=+$", "")
-  if #s % 4 == 1 then return nil end
+  local pad = #s:match("=*$")
+  if #s % 4 ~= 0 or pad > 2 then return nil end
   local out, bits, nbits = {}, 0, 0
-  for i = 1, #s do
+  for i = 1, #s - pad do
     local v = B64_VALUE[s:byte(i)]
     if v == nil then return nil end
     bits, nbits = (bits % 4096) * 64 + v, nbits + 6  -- at most 18 bits kept
@@ -31,6 +39,7 @@ function M.base64_decode(s)
       out[#out + 1] = string.char(math.floor(bits / 2 ^ nbits) % 256)
     end
   end
+  if bits % 2 ^ nbits ~= 0 then return nil end
   return table.concat(out)
 end
 
@@ -59,21 +68,155 @@ local function same(headers, name, want, required)
     return nil
   end
   local value = M.decode_value(got)
-  if value == nil then return mismatch(name .. " header has invalid characters") end
+  if value == nil then return mismatch(name .. " header has invalid characters or bad base64") end
   if want ~= nil and value ~= tostring(want) then
     return mismatch(name .. " header does not match the body")
   end
   return nil
 end
 
+-- {======================================================================
+-- x-mcp-header: tool arguments mirrored in Mcp-Param-{Name} headers
+-- =======================================================================
+
+-- The types an annotated property may have: the spec leaves out `number`
+-- (a float has too many spellings to compare) and anything structured.
+local MIRRORABLE = { string = true, integer = true, boolean = true }
+
+-- Schema keywords whose values are data, not schemas: an "x-mcp-header"
+-- key inside them marks nothing.
+local DATA = { const = true, enum = true, default = true, examples = true }
+
+-- RFC 9110 token (1*tchar): what may follow "Mcp-Param-" in a header name.
+local function is_token(s)
+  return type(s) == "string" and s:find("^[%w!#$%%&'*+%-.^_`|~]+$") ~= nil
+end
+
+-- True when the schema part `t` holds a mark anywhere: a part off the pure
+-- `properties` path must hold none.
+local function marked(t)
+  if t["x-mcp-header"] ~= nil then return true end
+  for k, v in pairs(t) do
+    if type(v) == "table" and not DATA[k] and marked(v) then return true end
+  end
+  return false
+end
+
+local function copy(list)
+  local out = {}
+  for i, v in ipairs(list) do out[i] = v end
+  return out
+end
+
+-- The mark of `node` (reached from the root by the property names in
+-- `path`), if any, added to `found`; an error message when it is invalid.
+local function add_mark(node, path, found, seen)
+  local name = node["x-mcp-header"]
+  if name == nil then return nil end
+  local where = #path > 0 and ("property %q"):format(table.concat(path, ".")) or "the schema root"
+  if not is_token(name) then
+    return ("x-mcp-header of %s must be a header-name token (RFC 9110)"):format(where)
+  end
+  if not MIRRORABLE[node.type] then
+    return ("x-mcp-header of %s: only a string, integer or boolean property may be mirrored"):format(where)
+  end
+  local header = "mcp-param-" .. name:lower()
+  if seen[header] then return ("x-mcp-header %q is declared twice (names are case-insensitive)"):format(name) end
+  seen[header] = true
+  found[#found + 1] = { header = header, name = name, path = copy(path) }
+  return nil
+end
+
+-- Collect the marks along pure `properties` paths from `node`; an error
+-- message for the first invalid or misplaced one.
+local function collect(node, path, found, seen)
+  local err = add_mark(node, path, found, seen)
+  if err then return err end
+  for k, v in pairs(node) do
+    if k == "properties" and type(v) == "table" then
+      for prop, sub in pairs(v) do
+        if type(sub) == "table" then
+          path[#path + 1] = tostring(prop)
+          err = collect(sub, path, found, seen)
+          path[#path] = nil
+          if err then return err end
+        end
+      end
+    elseif type(v) == "table" and not DATA[k] and marked(v) then
+      return ("x-mcp-header may be used only along properties, not under %q"):format(tostring(k))
+    end
+  end
+  return nil
+end
+
+--- The arguments a tool's input schema marks with `x-mcp-header`, as a list
+--- of `{header, name, path}` (`header` the lower-case header name, `path`
+--- the property names from the root); or nil and why a mark is invalid (a
+--- client drops such a tool, so the registry refuses it).
+---@param schema table
+---@return table|nil mirrored
+---@return string|nil err
+function M.mirrored_arguments(schema)
+  local found = {}
+  local err = collect(schema, {}, found, {})
+  if err then return nil, err end
+  return found
+end
+
+-- The argument at `path` in `args`: nil when absent or null (either way the
+-- client sends no header).
+local function argument(args, path)
+  local v = args
+  for _, name in ipairs(path) do
+    if type(v) ~= "table" then return nil end
+    v = v[name]
+  end
+  if v == core.null then return nil end
+  return v
+end
+
+-- True when the decoded header value spells the body's `value`.
+local function spells(value, decoded)
+  if type(value) == "number" then
+    -- integers are compared as numbers (the spec's SHOULD): "007" is 7
+    return decoded:find("^%-?%d+$") ~= nil and tonumber(decoded) == value
+  end
+  return decoded == tostring(value)
+end
+
+-- Each mirrored argument's header must be there exactly when the argument
+-- is, and spell it. An object or array where a mark stands is left to the
+-- arguments check (-32602): no header can spell it.
+local function same_arguments(headers, mirrored, args)
+  for _, m in ipairs(mirrored) do
+    local value, got = argument(args, m.path), headers[m.header]
+    local label = "Mcp-Param-" .. m.name .. " header"
+    if value == nil then
+      if got ~= nil then return mismatch(label .. " names an argument the body does not have") end
+    elseif type(value) ~= "table" then
+      if got == nil then return mismatch(label .. " is required: the body has the argument") end
+      local decoded = M.decode_value(got)
+      if decoded == nil then return mismatch(label .. " has invalid characters or bad base64") end
+      if not spells(value, decoded) then return mismatch(label .. " does not match the body") end
+    end
+  end
+  return nil
+end
+
+-- }======================================================================
+
 --- Check a decoded message `msg` against the request headers (lower-case
 --- names). Returns nil, or the -32020 error to answer with HTTP 400. The
 --- comparison comes before any version check, as the spec orders them: a
 --- header naming our version with a body naming another is a mismatch.
+--- `mirrored` (from `mirrored_arguments`) lists the called tool's
+--- arguments that `Mcp-Param-*` headers repeat; other `Mcp-Param-*`
+--- headers are ignored, as the spec gives them no meaning.
 ---@param headers table<string, string>
 ---@param msg table
+---@param mirrored? table
 ---@return jrpc.Error|nil
-function M.check(headers, msg)
+function M.check(headers, msg, mirrored)
   local params = type(msg.params) == "table" and msg.params or {}
   local meta = type(params._meta) == "table" and params._meta or {}
   local is_request = msg.id ~= nil
@@ -83,8 +226,10 @@ function M.check(headers, msg)
   if err then return err end
   local member = NAME_OF[msg.method]
   if member and is_request then
-    return same(headers, "mcp-name", params[member], true)
+    err = same(headers, "mcp-name", params[member], true)
+    if err then return err end
   end
+  if mirrored and is_request then return same_arguments(headers, mirrored, params.arguments) end
   return nil
 end
 

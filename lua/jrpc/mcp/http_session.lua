@@ -10,11 +10,15 @@
 --     nowhere (the spec allows dropping). The handler's context names the
 --     request before it writes (`route`): the peer holds writes during a
 --     read, so the bytes arrive later, in order, as a FIFO of routes.
--- This module owns the session table and that routing; http.lua owns the
--- HTTP checks shared by both eras.
+-- This module owns the session table and that routing, the checks of a
+-- session's `MCP-Protocol-Version` header and the idle clock that ends
+-- sessions; http.lua owns the HTTP checks shared by both eras.
 local core = require "jrpc.core"
 local peer_mod = require "jrpc.peer"
+local errors = require "jrpc.errors"
 local co = require "jrpc.uv.co"
+local timers = require "jrpc.uv.timers"
+local protocol = require "jrpc.mcp.protocol"
 
 local M = {}
 
@@ -113,14 +117,31 @@ function Sessions:open()
   return sess
 end
 
--- The session `sid`, marked as just used; nil when unknown.
+-- The session `sid`, marked as just used (so not idle); nil when unknown.
 function Sessions:find(sid)
   local sess = self.by_id[sid]
   if sess then
     self.uses = self.uses + 1
     sess.used = self.uses
+    timers.cancel(self.uv, sess.idle_timer)
+    sess.idle_timer = nil
   end
   return sess
+end
+
+-- A session is idle while none of its POSTs is in flight and no GET stream
+-- is open. Idle for `session_idle_timeout` seconds it ends: clients that
+-- vanish without DELETE free their sessions, and a late one gets 404 and
+-- re-initializes, as the spec has it. Called when something of `sess`
+-- ended; the timer is unref'd, so an idle session keeps no loop alive.
+function Sessions:rest(sess)
+  if not self.idle_timeout or self.by_id[sess.id] ~= sess or sess.idle_timer then return end
+  if next(sess.posts) ~= nil or sess.standalone ~= nil then return end
+  sess.idle_timer = timers.after(self.uv, self.idle_timeout, function()
+    sess.idle_timer = nil
+    self:close(sess)
+  end, "mcp session idle")
+  sess.idle_timer:unref()
 end
 
 -- The session used longest ago: the one to drop when the table is full
@@ -138,6 +159,7 @@ function Sessions:close(sess)
   if self.by_id[sess.id] ~= sess then return end
   self.by_id[sess.id] = nil
   self.count = self.count - 1
+  timers.cancel(self.uv, sess.idle_timer)
   if sess.standalone then sess.standalone:finish() end
   sess.peer:close("session ended")
 end
@@ -179,20 +201,51 @@ function M.is_legacy(req, msg)
   return not (type(params._meta) == "table" and params._meta["io.modelcontextprotocol/protocolVersion"] ~= nil)
 end
 
+-- The error for a session POST's `MCP-Protocol-Version` header, or nil.
+-- Absent is fine: the spec then has the server rely on the version
+-- initialize negotiated (or else assume 2025-03-26, which we serve too).
+-- Present, it must be a legacy version we serve (400 otherwise, as the spec
+-- says); the spec asks the client for the negotiated one only as a SHOULD.
+-- -32600, not -32602 (the params are fine) nor -32022 (a 2026-07-28 code,
+-- whose `supported` lists modern versions).
+local function version_error(header)
+  if header == nil then return nil end
+  for _, v in ipairs(protocol.LEGACY_VERSIONS) do
+    if header == v then return nil end
+  end
+  return errors.new(errors.codes.INVALID_REQUEST,
+    ("Invalid Request: unsupported MCP-Protocol-Version %q in a session (supported: %s)")
+      :format(header, table.concat(protocol.LEGACY_VERSIONS, ", ")),
+    { supported = protocol.LEGACY_VERSIONS, requested = header })
+end
+
+local function error_reply(res, sid, id, err)
+  res:send(400, json_headers(sid), core.encode{ jsonrpc = "2.0", id = id == nil and core.null or id,
+    error = { code = err.code, message = err.message, data = err.data } })
+end
+
 --- A legacy POST (already decoded to `msg`).
 ---@param req table
 ---@param res table
 ---@param msg table
 function Sessions:post(req, res, msg)
   local sid = req.headers["mcp-session-id"]
+  local sess
   if sid == nil then
     if msg.method ~= "initialize" then return plain(res, 400, "missing MCP-Session-Id") end
     if self.count >= self.max then self:close(self:least_recent()) end
-    return dispatch(self:open(), msg, req.body, res)
+    sess = self:open()
+  else
+    sess = self:find(sid)
+    if not sess then return plain(res, 404, "unknown session") end
+    local err = version_error(req.headers["mcp-protocol-version"])
+    if err then
+      error_reply(res, sid, msg.id, err)
+      return self:rest(sess)
+    end
   end
-  local sess = self:find(sid)
-  if not sess then return plain(res, 404, "unknown session") end
-  return dispatch(sess, msg, req.body, res)
+  dispatch(sess, msg, req.body, res)
+  self:rest(sess)
 end
 
 --- GET (a standalone SSE stream) and DELETE (end the session).
@@ -210,26 +263,46 @@ function Sessions:other(req, res)
     return res:send(204, {}, "")
   end
   if req.method ~= "GET" then
-    return res:send(405, { ["content-type"] = "text/plain", allow = "GET, POST, DELETE" }, "method not allowed\n")
+    res:send(405, { ["content-type"] = "text/plain", allow = "GET, POST, DELETE" }, "method not allowed\n")
+    return self:rest(sess)
   end
   -- one standalone stream a session: a second replaces the first
   if sess.standalone then sess.standalone:finish() end
   sess.standalone = res
   res.on_close = function()
-    if sess.standalone == res then sess.standalone = nil end
+    if sess.standalone == res then
+      sess.standalone = nil
+      self:rest(sess)
+    end
   end
   res:stream(200, sse_headers(sess.id))
 end
 
---- The session table of one HTTP server for `srv` (`opts.max_sessions`,
---- default 64, past which the least recently used session ends;
---- `opts.peer`: more peer options).
+M.DEFAULT_IDLE_TIMEOUT = 1800  -- seconds: half an hour without a POST or an open GET stream
+
+-- `session_idle_timeout`: seconds (> 0), or false for sessions that never expire.
+local function idle_timeout_of(opts)
+  local t = opts.session_idle_timeout
+  if t == nil then return M.DEFAULT_IDLE_TIMEOUT end
+  if t == false then return nil end
+  if type(t) ~= "number" or t ~= t or t <= 0 or t == math.huge then  -- NaN too
+    error("serve_http: session_idle_timeout must be a positive number of seconds, or false", 5)
+  end
+  return t
+end
+
+--- The session table of one HTTP server for `srv` on the jrpc.uv loop
+--- context `loop` (`opts.max_sessions`, default 64, past which the least
+--- recently used session ends; `opts.session_idle_timeout`, seconds,
+--- default 1800, or false; `opts.peer`: more peer options).
 ---@param srv jrpc.mcp.Server
 ---@param opts table
+---@param loop? table  without one, sessions never expire
 ---@return jrpc.mcp.HttpSessions
-function M.new(srv, opts)
+function M.new(srv, opts, loop)
+  local idle = idle_timeout_of(opts)
   return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, uses = 0,
-    max = opts.max_sessions or 64 }, Sessions)
+    max = opts.max_sessions or 64, uv = loop and loop.uv, idle_timeout = loop and idle }, Sessions)
 end
 
 return M

@@ -57,6 +57,26 @@ local function run_tool(tool, args, ctx)
   return content.error_result(("Tool %s failed: internal error"):format(tool.name))
 end
 
+-- A tool with an outputSchema promises structuredContent that fits it; one
+-- that breaks the promise is the server's bug, which no other input from
+-- the model would fix: a protocol error (-32603), not an isError result.
+-- Checked as lightly as arguments are (an object, required properties,
+-- simple types); isError and input_required results promise nothing.
+local OUTPUT = { whole = "structuredContent", member = "property" }
+local function check_output(tool, result)
+  local schema = tool.listed.outputSchema
+  if not schema or result.isError or result.resultType == protocol.result_types.input_required then return end
+  local message
+  if result.structuredContent == nil then
+    message = ("Tool %s has an outputSchema but returned no structuredContent"):format(tool.name)
+  else
+    local problem = arguments.problem(schema, result.structuredContent, OUTPUT)
+    message = problem and ("Tool %s returned structuredContent that does not fit its outputSchema: %s")
+      :format(tool.name, problem)
+  end
+  if message then fail(errors.new(protocol.codes.INTERNAL_ERROR, message)) end
+end
+
 function M.tools_call(srv, params, ctx)
   if type(params.name) ~= "string" then fail(invalid("Invalid params: name is required")) end
   local tool = srv.registry.tool_by_name[params.name]
@@ -69,7 +89,9 @@ function M.tools_call(srv, params, ctx)
     local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
     if missing then fail(protocol.missing_capability(missing)) end
   end
-  return run_tool(tool, args, ctx)
+  local result = run_tool(tool, args, ctx)
+  check_output(tool, result)
+  return result
 end
 
 function M.resources_read(srv, params, ctx)

@@ -3,6 +3,7 @@
 -- This module owns the registrations; it checks them when they are made, so
 -- a mistake shows where it was written, not at the first request.
 local core = require "jrpc.core"
+local http_headers = require "jrpc.mcp.http_headers"
 
 local M = {}
 
@@ -53,9 +54,13 @@ function Registry:add_tool(def)
   if not valid_tool_name(def.name) then error(what .. ": names are 1-64 characters of A-Z a-z 0-9 _ . / -", 3) end
   if self.tool_by_name[def.name] then error(what .. ": already registered", 3) end
   local input = schema(def.input_schema, what) or { type = "object" }
+  -- x-mcp-header marks: a client drops a tool with an invalid one
+  local mirrored, bad = http_headers.mirrored_arguments(input)
+  if not mirrored then error(what .. ": " .. bad, 3) end
   local listed = { name = def.name, title = def.title, description = def.description,
     inputSchema = input, outputSchema = schema(def.output_schema, what), annotations = def.annotations }
-  local tool = { name = def.name, handler = def.handler, listed = listed, requires = def.requires }
+  local tool = { name = def.name, handler = def.handler, listed = listed, requires = def.requires,
+    mirrored = mirrored }
   self.tools[#self.tools + 1] = tool
   self.tool_by_name[def.name] = tool
 end
@@ -152,8 +157,16 @@ function Registry:completion_for(ref)
   return self.completions[tostring(ref.type) .. "\0" .. tostring(ref.name or ref.uri)]
 end
 
+-- A matched variable as the handler wants it: %XX escapes decoded (a
+-- client encodes what the template's expansion would, e.g. a space as
+-- %20); a "%" not followed by two hex digits stays as it is.
+local function percent_decode(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
 --- The resource or template that serves `uri`, and the template's
---- variables (nil for a plain resource); nil when nothing does.
+--- variables, percent-decoded (nil for a plain resource); nil when nothing
+--- does.
 ---@param uri string
 ---@return table|nil entry
 ---@return table|nil vars
@@ -164,7 +177,7 @@ function Registry:find_resource(uri)
     local found = { uri:match(t.pattern) }
     if found[1] ~= nil then
       local vars = {}
-      for i, name in ipairs(t.names) do vars[name] = found[i] end
+      for i, name in ipairs(t.names) do vars[name] = percent_decode(found[i]) end
       return t, vars
     end
   end
