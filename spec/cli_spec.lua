@@ -91,6 +91,17 @@ describe("jrpc (bin/jrpc)", function()
     assert.are.same({ 0, "jrpc " .. rockspec_version() .. "\n", "" }, { status, out, err })
   end)
 
+  it("runs by its #! line (lua5.4) from any directory", function()
+    local root = assert(io.popen("pwd")):read("*l")
+    local function shell(cmd)
+      local status, out, err = S.shell("cd /tmp && " .. q(root .. "/bin/jrpc") .. " " .. cmd)
+      return { status, out, err }
+    end
+    assert.are.same({ 0, "jrpc " .. rockspec_version() .. "\n", "" }, shell("--version"))
+    assert.are.same({ 0, "19\n", "" },
+      shell("call --stdio " .. q("lua5.4 " .. root .. "/examples/spec_server.lua") .. " subtract '[42,23]'"))
+  end)
+
   it("--help lists the commands that exist, on stdout", function()
     local status, out, err = jrpc_cli("--help")
     assert.are.same({ 0, "" }, { status, err })
@@ -183,6 +194,18 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
       .. '<- {"jsonrpc":"2.0","result":19,"id":1}\n' }, { call("--trace", "subtract", "[42,23]") })
   end)
 
+  it("the README's example: --trace of an error reply", function()
+    assert.are.same({ 1, "", '-> {"jsonrpc":"2.0","method":"nope","id":1}\n'
+      .. '<- {"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}\n'
+      .. '{"code":-32601,"message":"Method not found"}\n' }, { call("--trace", "nope") })
+  end)
+
+  it("-- ends the options (a METHOD starting with -)", function()
+    assert.are.same({ 1, "", '-> {"jsonrpc":"2.0","method":"--odd","params":[],"id":1}\n'
+      .. '<- {"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}\n'
+      .. '{"code":-32601,"message":"Method not found"}\n' }, { call("--trace", "--", "--odd", "[]") })
+  end)
+
   it("--notify sends a notification, prints nothing, exits 0", function()
     assert.are.same({ 0, "", "" }, { call("--notify", "update", "[1]") })
     assert.are.same({ 0, "", '-> {"jsonrpc":"2.0","method":"update","params":[1]}\n' },
@@ -200,6 +223,16 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
     local status, out, err, took = timed_cli("call", "--stdio", "cat > /dev/null", "--timeout", "0.3", "slow")
     assert.are.same({ 1, "", "jrpc: no reply to slow within 0.3 s (--timeout)\n" }, { status, out, err })
     assert.is_true(took >= 0.3 and took < 2, "took " .. took)
+  end)
+
+  it("a command that answers but does not exit: SIGTERM after 1 s, SIGKILL 1 s later", function()
+    local reply = [[printf '{"jsonrpc":"2.0","result":1,"id":1}\n'; ]]
+    local status, out, err, took = timed_cli("call", "--stdio", reply .. "exec sleep 30", "m")
+    assert.are.same({ 0, "1\n", "" }, { status, out, err })
+    assert.is_true(took >= 1 and took < 1.8, "took " .. took)
+    status, out, err, took = timed_cli("call", "--stdio", "trap '' TERM; " .. reply .. "exec sleep 30", "m")
+    assert.are.same({ 0, "1\n", "" }, { status, out, err })
+    assert.is_true(took >= 2 and took < 2.8, "took " .. took)
   end)
 
   it("a command that ends before the reply is exit 3", function()
@@ -251,6 +284,29 @@ describe("jrpc call --tcp against examples/tcp_server.lua", function()
     assert.is_true(took < 2, "took " .. took)
   end)
 
+  -- This machine's network answers every connect (refused or accepted), so
+  -- a connect that never completes is played by a stand-in loop:connect.
+  it("--timeout bounds a TCP connect (in-process: a connect that never completes)", function()
+    local transport = require "jrpc.cli.transport"
+    local co = require "jrpc.uv.co"
+    local waiter, fired_after
+    local stuck = setmetatable({ connect = function()
+      waiter = co.current()
+      return co.wait("a connect that never completes")
+    end }, { __index = S.loop })
+    local opts = { tcp = "192.0.2.1:9", timeout = 0.2 }
+    assert.is_nil(transport.check(opts))
+    local t0 = S.now()
+    local conn, err = S.loop:run(function()
+      return transport.open(stuck, opts, {}, function()
+        fired_after = S.since(t0)
+        co.resume(waiter, nil, nil, "gave up")
+      end)
+    end)
+    assert.are.same({ nil, "cannot gave up" }, { conn, err })
+    assert.is_true(fired_after >= 0.2 and fired_after < 1, "fired after " .. tostring(fired_after))
+  end)
+
   it("connection refused: exit 3", function()
     local port = free_port()
     assert.are.same({ 3, "", ("jrpc: cannot connect to 127.0.0.1:%d: ECONNREFUSED\n"):format(port) },
@@ -269,6 +325,9 @@ describe("jrpc call against node servers (node/)", function()
     assert.are.same({ 0, "3\n" }, { status, out })
     -- its own log of what it read and wrote, forwarded from its stderr
     assert.truthy(err:find('{"dir":"out","msg":{"jsonrpc":"2.0","id":1,"result":3}}\n', 1, true), err)
+    -- the result's object keys sorted, a newline in a string escaped: one line
+    status, out = call("echo", '{"b":2,"a":[1,{"d":null,"c":"x\\ny"}]}')
+    assert.are.same({ 0, '{"a":[1,{"c":"x\\ny","d":null}],"b":2}\n' }, { status, out })
     status, out, err = call("fail", '{"tag":"t"}')
     assert.are.same({ 1, "" }, { status, out })
     assert.are.equal('{"code":-32001,"data":{"list":[1,2],"tag":"t"},"message":"custom failure"}',

@@ -2,6 +2,7 @@
 -- started through the shell) or `--tcp HOST:PORT`. Shared by the
 -- subcommands, so they all accept the same options the same way.
 local args = require "jrpc.cli.args"
+local timers = require "jrpc.uv.timers"
 
 local M = {}
 
@@ -54,9 +55,10 @@ end
 -- the kernel's minutes-long retry: give up after the timeout, at once. No
 -- child exists yet and nothing was sent, so there is nothing to clean up.
 local function connect_watchdog(loop, opts, on_expire)
-  local timer = loop.uv.new_timer()
-  timer:start(math.floor(opts.timeout * 1000), 0, on_expire)
-  return function() timer:stop(); timer:close() end
+  local uv = loop.uv
+  uv.update_time()  -- libuv counts from its cached loop time, which may be old
+  local timer = timers.after(uv, opts.timeout, on_expire, "connect timeout")
+  return function() timers.cancel(uv, timer) end
 end
 
 -- The child's stderr is inherited (file descriptor 2 itself): what it
