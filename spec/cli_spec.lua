@@ -33,26 +33,29 @@ end
 local SPEC_SERVER = LUA .. " examples/spec_server.lua"
 local TCP_SERVER = LUA .. " examples/tcp_server.lua --port 0"
 
--- Start a server in the background; its first stdout (or stderr) line is
--- waited for, matched by `pattern`, and the capture returned with the pid.
+-- The first capture of `pattern` in the file `log`, waited for (10 s at most).
+local function wait_for(log, pattern)
+  local t0 = S.now()
+  while S.since(t0) < 10 do
+    local f = io.open(log)
+    local capture = f and f:read("*a"):match(pattern)
+    if f then f:close() end
+    if capture then return capture end
+    os.execute("sleep 0.05")
+  end
+end
+
+-- Start a server in the background (stopped by its pid); returns the pid and
+-- the capture of `pattern` in what it writes to `from` ("stdout"/"stderr").
 local function start_background(cmd, pattern, from)
   local log, pidfile = os.tmpname(), os.tmpname()
   local redirect = from == "stderr" and ("2> %s"):format(log) or ("> %s"):format(log)
   assert(os.execute(("%s %s & echo $! > %s"):format(cmd, redirect, pidfile)))
   local pid = assert(tonumber(io.open(pidfile):read("*a")))
   os.remove(pidfile)
-  local t0 = S.now()
-  while S.since(t0) < 10 do
-    local f = io.open(log)
-    local text = f and f:read("*a") or ""
-    if f then f:close() end
-    local capture = text:match(pattern)
-    if capture then
-      os.remove(log)
-      return pid, capture
-    end
-    os.execute("sleep 0.05")
-  end
+  local capture = wait_for(log, pattern)
+  os.remove(log)
+  if capture then return pid, capture end
   os.execute("kill " .. pid)
   error("server did not start: " .. cmd)
 end
@@ -370,9 +373,11 @@ describe("jrpc call against node servers (node/)", function()
 
   it("jayson over TCP (node/jayson_server.js)", function()
     if not have_node then return pending("needs node and `make node-deps`") end
-    -- it exits when its stdin ends: the sleep bounds its life
-    local pid, port = start_background("sleep 60 | node node/jayson_server.js", '{"port":(%d+)}')
-    finally(function() stop_background(pid) end)
+    -- it exits when its stdin ends: its stdin is a pipe from us, closed at the end
+    local log = os.tmpname()
+    local node = assert(io.popen("exec node node/jayson_server.js > " .. log, "w"))
+    finally(function() node:close(); os.remove(log) end)
+    local port = assert(wait_for(log, '{"port":(%d+)}'), "jayson_server.js did not start")
     local at = "127.0.0.1:" .. port
     assert.are.same({ 0, "3\n", "" }, { jrpc_cli("call", "--tcp", at, "add", "[1,2]") })
     assert.are.same({ 1, "", '{"code":-32000,"data":{"list":[1,2],"tag":"t"},"message":"custom failure"}\n' },
