@@ -24,7 +24,11 @@ local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", 
   "test_input_required_result_elicitation", "test_input_required_result_sampling",
   "test_input_required_result_list_roots", "test_input_required_result_request_state",
   "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
-  "test_input_required_result_tampered_state", "test_input_required_result_capabilities" }
+  "test_input_required_result_tampered_state", "test_input_required_result_capabilities",
+  "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
+-- every kind's changes are notified, and any resource may be subscribed to
+local CAPABILITIES = { logging = {}, completions = {}, prompts = { listChanged = true },
+  resources = { subscribe = true, listChanged = true }, tools = { listChanged = true } }
 local PROGRESS = { { progress = 0, total = 100, message = "step 1 of 3" },
   { progress = 50, total = 100, message = "step 2 of 3" }, { progress = 100, total = 100, message = "step 3 of 3" } }
 local PROMPT_TEXT = "Prompt with arguments: arg1='testValue1', arg2='testValue2'"
@@ -35,8 +39,7 @@ describe("MCP interop, everything_server under " .. lua, function()
   it("serves @modelcontextprotocol/sdk 1.32.2 in the legacy era", function()
     local r = run("mcp_sdk1_client.js")
     assert.same(SERVER_INFO, r.serverVersion)
-    assert.same({ logging = {}, completions = {}, prompts = {}, resources = { subscribe = true }, tools = {} },
-      r.capabilities)
+    assert.same(CAPABILITIES, r.capabilities)
     assert.equal("Fixtures for MCP conformance testing.", r.instructions)
     assert.same({}, r.ping)
     assert.same(TOOLS, r.toolNames)
@@ -64,7 +67,7 @@ describe("MCP interop, everything_server under " .. lua, function()
     assert.equal("modern", r.era)
     assert.equal("2026-07-28", r.version)
     assert.same(SERVER_INFO, r.serverVersion)
-    assert.same({ logging = {}, completions = {}, prompts = {}, resources = {}, tools = {} }, r.capabilities)
+    assert.same(CAPABILITIES, r.capabilities)
     assert.same(TOOLS, r.toolNames)
     assert.same({ _meta = META, content = { { type = "text", text = "This is a simple text response for testing." } } },
       r.simple)
