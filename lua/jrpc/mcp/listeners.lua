@@ -170,13 +170,17 @@ function Listeners:updated(uri)
   end
 end
 
---- End every live stream gracefully: each handler wakes and answers its
---- result (`resultType` "complete", the subscription id in `_meta`).
-function Listeners:end_all()
+--- End every live stream (of `peer` only, if given) gracefully: each
+--- handler wakes and answers its result (`resultType` "complete", the
+--- subscription id in `_meta`).
+---@param peer? jrpc.Peer
+function Listeners:end_all(peer)
   local streams = self:snapshot()
   for _, stream in ipairs(streams) do
-    stream.ended = true
-    workers.wake(stream.co, function(msg) stream.ctx.peer:log(msg) end)
+    if peer == nil or stream.ctx.peer == peer then
+      stream.ended = true
+      workers.wake(stream.co, function(msg) stream.ctx.peer:log(msg) end)
+    end
   end
 end
 

@@ -304,6 +304,12 @@ function Server:serve_stdio(loop, peer_opts)
   if loop then
     local conn = assert(loop:stdio(opts))
     self:attach(conn.peer)
+    -- at the end of input, end this connection's listen streams with their
+    -- result: else they would hold the connection open for its finish grace
+    conn.on_ended = function(c, reason)
+      self.listeners:end_all(c.peer)
+      c:finish(reason)
+    end
     loop:serve_forever()
     return conn.peer
   end
