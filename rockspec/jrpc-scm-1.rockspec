@@ -86,6 +86,7 @@ build = {
     ["jrpc.mcp.mrtr"] = "lua/jrpc/mcp/mrtr.lua",
     ["jrpc.mcp.http_headers"] = "lua/jrpc/mcp/http_headers.lua",
     ["jrpc.mcp.http_session"] = "lua/jrpc/mcp/http_session.lua",
+    ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",
     ["jrpc.profiles"] = "lua/jrpc/profiles.lua",
