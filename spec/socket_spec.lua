@@ -215,6 +215,33 @@ describe("jrpc.socket with a raw peer", function()
     srv:close()
   end)
 
+  it("tries a full socket once per pump, not on every send", function()
+    local srv, port = raw_server()
+    local conn = assert(loop:connect{ port = port, on_connect = function() end })
+    local raw = raw_accept(srv)
+    assert(pump_until(function() return not conn._connecting end, 5))
+    assert(conn.sock:setoption("send-buffer-size", 16384))
+    assert(raw:setoption("recv-buffer-size", 16384))
+    -- the connection's socket, counting its sends (each one would join
+    -- the queued small messages again: quadratic under a slow reader)
+    local real, sends = conn.sock, 0
+    conn.sock = setmetatable({}, { __index = function(_, name)
+      return function(_, ...)
+        if name == "send" then sends = sends + 1 end
+        return real[name](real, ...)
+      end
+    end })
+    assert(conn.peer:notify("log", { string.rep("x", 1024 * 1024) }))  -- fills the socket
+    sends = 0
+    for i = 1, 1000 do assert(conn.peer:notify("log", { i })) end
+    assert.are.equal(0, sends)
+    loop:pump(0)
+    assert.is_true(sends >= 1 and sends <= 64, "sends in one pump: " .. sends)
+    conn:close()
+    raw:close()
+    srv:close()
+  end)
+
   it("is busy while the other side does not read, and stops reading", function()
     local srv, port = raw_server()
     local max = 64 * 1024

@@ -90,6 +90,7 @@ function Connection:_flush()
       q[q.head], q.head, self._pos = nil, q.head + 1, 1
     else
       self._pos = last + 1
+      self._blocked = true  -- the socket is full: later sends just queue
       if err and err ~= "timeout" then
         self._failed = err == "closed" and M.EOF_REASON or "write error: " .. tostring(err)
       end
@@ -105,7 +106,10 @@ function Connection:_send(bytes)
   q.tail = q.tail + 1
   q[q.tail] = bytes
   self._queued = self._queued + #bytes
-  self:_flush()
+  -- Not while the socket is full: each try would join the queued small
+  -- messages again (up to JOIN bytes per send, so quadratic under a slow
+  -- reader); the next pump tries once.
+  if not self._blocked then self:_flush() end
   if not self._busy and self._queued > self.max_write_queue then self:_set_busy(true) end
 end
 
@@ -156,6 +160,7 @@ function Connection:_pump(deadline, now)
   if self._socket_closed then return false end
   if self._closed then return self:_linger(now) end
   local before = self._queued
+  self._blocked = false
   self:_flush()
   local got = self:_read(deadline, now)
   if self._failed and not self._closed then self:finish(self._failed) end
@@ -213,6 +218,7 @@ end
 -- After close: write what is left, then close the socket (at once when
 -- nothing is queued or the socket failed, else by LINGER at the latest).
 function Connection:_linger(now)
+  self._blocked = false
   self:_flush()
   if self._queued == 0 or self._failed or self._connecting or now() >= self._linger_until then
     self._socket_closed = true
@@ -259,7 +265,7 @@ function M.new(loop, sock, opts, connecting)
     max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
     finish_grace = check_limit(opts, "finish_grace", M.FINISH_GRACE),
     on_close = opts.on_close, _close_hooks = {},
-    _q = { head = 1, tail = 0 }, _pos = 1, _queued = 0,
+    _q = { head = 1, tail = 0 }, _pos = 1, _queued = 0, _blocked = false,
     _closed = false, _eof = false, _busy = false, _connecting = connecting or false,
   }, Connection)
   local o = {}
