@@ -67,6 +67,8 @@ static int hc_on_headers_complete (http_parser *P) {
   Http *H = &C->H;
   if (P->http_major != 1 || P->http_minor > 1)
     return http_fail(H, 400, "HTTP version not supported");
+  if (P->status_code < 100)   /* http-parser takes 1 to 3 digits */
+    return http_fail(H, 400, "invalid HTTP status code");
   H->in_body = 1;
   H->body_at = H->cur.n;
   H->minor = P->http_minor;

@@ -67,6 +67,16 @@ static int tls_gc (lua_State *L) {
 }
 
 
+/* the reason text of an OpenSSL error code (system errors: strerror) */
+static const char *tls_reason (unsigned long code) {
+  const char *reason;
+  if (code == 0) return "unknown error";
+  if (ERR_SYSTEM_ERROR(code)) return strerror((int)ERR_GET_REASON(code));
+  reason = ERR_reason_error_string(code);
+  return reason != NULL ? reason : "unknown error";
+}
+
+
 /*
 ** Note why the call that returned 'r' failed, from OpenSSL's error queue
 ** (the first error is the cause) and, for a refused certificate, the
@@ -79,11 +89,8 @@ static void tls_seterr (Tls *T, int r, const char *what) {
   if (ERR_GET_REASON(code) == SSL_R_CERTIFICATE_VERIFY_FAILED && v != X509_V_OK)
     snprintf(T->err, sizeof(T->err), "certificate verify failed: %s",
              X509_verify_cert_error_string(v));
-  else if (code != 0) {
-    const char *reason = ERR_reason_error_string(code);
-    snprintf(T->err, sizeof(T->err), "%s: %s", what,
-             reason != NULL ? reason : "unknown error");
-  }
+  else if (code != 0)
+    snprintf(T->err, sizeof(T->err), "%s: %s", what, tls_reason(code));
   else if (e == SSL_ERROR_ZERO_RETURN)
     snprintf(T->err, sizeof(T->err), "%s: the peer closed the session", what);
   else snprintf(T->err, sizeof(T->err), "%s (SSL error %d)", what, e);
@@ -102,10 +109,9 @@ static int tls_pusherr (lua_State *L, Tls *T) {
 /* raise for an OpenSSL call that failed where only memory can be short */
 static int tls_raise (lua_State *L, const char *what) {
   unsigned long code = ERR_get_error();
-  const char *reason = code ? ERR_reason_error_string(code) : NULL;
+  const char *reason = code ? tls_reason(code) : "not enough memory";
   ERR_clear_error();
-  return luaL_error(L, "tls_client: %s failed: %s", what,
-                    reason != NULL ? reason : "not enough memory");
+  return luaL_error(L, "tls_client: %s failed: %s", what, reason);
 }
 
 
@@ -338,15 +344,12 @@ static int tls_new (lua_State *L) {
     int ok = (ca_file != NULL) ? SSL_CTX_load_verify_locations(T->ctx, ca_file, NULL)
                                : SSL_CTX_set_default_verify_paths(T->ctx);
     if (ok != 1) {
-      unsigned long code = ERR_peek_error();
-      const char *reason = code ? ERR_reason_error_string(code) : NULL;
-      ERR_clear_error();
+      const char *reason = tls_reason(ERR_peek_error());
       lua_pushnil(L);
       if (ca_file != NULL)
-        lua_pushfstring(L, "tls_client: cannot load ca_file '%s': %s", ca_file,
-                        reason != NULL ? reason : "unknown error");
-      else lua_pushfstring(L, "tls_client: cannot load the system CA store: %s",
-                           reason != NULL ? reason : "unknown error");
+        lua_pushfstring(L, "tls_client: cannot load ca_file '%s': %s", ca_file, reason);
+      else lua_pushfstring(L, "tls_client: cannot load the system CA store: %s", reason);
+      ERR_clear_error();
       return 2;
     }
   }
