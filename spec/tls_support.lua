@@ -44,23 +44,32 @@ end
 --- ("srv" or "wrong") on a free port of 127.0.0.1; returns port, pid.
 function M.s_server(name)
   local d = M.pki().dir
+  local port, pid = M.start(("cd '%s/www' && exec openssl s_server -accept 127.0.0.1:0 -cert ../%s.pem "
+    .. "-key ../%s.key -WWW -naccept 100"):format(d, name, name), "ACCEPT 127%.0%.0%.1:(%d+)")
+  return tonumber(port), pid
+end
+
+--- Start `cmd` (a shell command, in the background) and wait for a line of
+--- its output (stdout and stderr) to match `pattern`; returns the first
+--- capture and the pid.
+function M.start(cmd, pattern)
   local log = os.tmpname()
-  local p = assert(io.popen(("cd '%s/www' && { openssl s_server -accept 127.0.0.1:0 -cert ../%s.pem "
-    .. "-key ../%s.key -WWW -naccept 100 > '%s' 2>&1 < /dev/null & echo $!; }"):format(d, name, name, log)))
+  local p = assert(io.popen(("{ %s > '%s' 2>&1 < /dev/null & echo $!; }"):format(cmd, log)))
   local pid = tonumber(p:read("*l"))
   p:close()
-  for _ = 1, 200 do
+  for _ = 1, 250 do
     local f = io.open(log, "rb")
     local text = f and f:read("*a") or ""
     if f then f:close() end
-    local port = text:match("ACCEPT 127%.0%.0%.1:(%d+)")
-    if port then
+    local got = text:match(pattern)
+    if got then
       os.remove(log)
-      return tonumber(port), pid
+      return got, pid
     end
     os.execute("sleep 0.02")
   end
-  error("s_server did not start: " .. files.take(log))
+  M.kill(pid)
+  error("did not start: " .. cmd .. ": " .. files.take(log))
 end
 
 function M.kill(pid)

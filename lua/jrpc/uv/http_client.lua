@@ -289,11 +289,15 @@ function Exchange:_events(data)
         self.chunks[#self.chunks + 1] = v
       end
     elseif kind == "done" then
+      -- the connection goes back to the pool first: finishing may resume
+      -- the caller, whose next request should find it there
       local conn = self.conn
-      self:_finish(self.res)
-      if conn and not conn.closed then
-        if v and conn.pool then conn.pool:_release(conn) else conn:close() end
+      self.conn = nil
+      if conn then
+        conn.exchange = nil
+        if v and conn.pool and not conn.closed then conn.pool:_release(conn) else conn:close() end
       end
+      self:_finish(self.res)
       return
     end
     kind, v = parser:next()
