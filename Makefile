@@ -474,7 +474,7 @@ clean:
 # 30 s per target when CI=true, else 5 s.
 # =====================================================================
 FUZZ_CC ?= clang
-FUZZ_TARGETS := ndjson lsp message encode http
+FUZZ_TARGETS := ndjson lsp message encode http http_client
 FUZZ_SECONDS ?= 60
 FUZZ_BINS := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer

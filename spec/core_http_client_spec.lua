@@ -109,6 +109,21 @@ describe("core.http_client", function()
     assert.are.same({ "body", '{"ok":true}' }, got[2])
   end)
 
+  it("drops what an interim response carries as a body (fuzz/regress/http_client_interim_chunked_body)", function()
+    local bytes = "HTTP/1.1 100 Continue\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" .. CL
+    for step = 1, #bytes, 3 do
+      local got = events(bytes, step)
+      assert.are.same({ "head", "body", "done" }, { got[1][1], got[2][1], got[3][1] })
+      assert.are.same({ 200, '{"ok":true}', 3 }, { got[1][2].status, got[2][2], #got })
+    end
+  end)
+
+  it("reads a head with no reason and no headers (fuzz/regress/http_client_empty_head)", function()
+    -- no length: read until the close, so no keep-alive
+    assert.are.same({ head(201, "", {}, {}, false), { "done", false } }, events("HTTP/1.1 201\r\n\r\n", nil, true))
+    assert.are.same({ head(204, "", {}, {}, true), { "done", true } }, events("HTTP/1.1 204 \r\n\r\n"))
+  end)
+
   it("reads no body after HEAD (no_body) even with a Content-Length", function()
     local bytes = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" .. CL
     local got = events(bytes, nil, false, nil, function(r) r:no_body() end)

@@ -308,6 +308,18 @@ describe("jrpc.uv.http_client", function()
       assert.are.same({ nil, "not an absolute URL: /relative" }, r[3])
     end)
 
+    it("answers nil, err for a ca_file it cannot load, and reads no body after HEAD", function()
+      local a, b = S.run(function()
+        local server = serve(function(req, r) r:send(200, { ["x-m"] = req.method }, "not for HEAD") end)
+        local r1 = { hc.request(loop, { url = ("https://127.0.0.1:%d/"):format(tls_port), ca_file = "/nonexistent/ca.pem" }) }
+        local res = assert(hc.request(loop, { url = ("http://127.0.0.1:%d/"):format(server.port), method = "HEAD" }))
+        server:close()
+        return r1, { res.status, res.headers["x-m"], res.headers["content-length"], res.body }
+      end)
+      assert.are.same({ nil, "tls_client: cannot load ca_file '/nonexistent/ca.pem': No such file or directory" }, a)
+      assert.are.same({ 200, "HEAD", "12", "" }, b)
+    end)
+
     it("raises for misuse", function()
       assert.has_error(function() hc.request(loop, { url = "http://h/", bogus = 1 }) end,
         "http_client.request: unknown option 'bogus'")
@@ -315,6 +327,8 @@ describe("jrpc.uv.http_client", function()
         "http_client.request: outside a coroutine, on_done = function(res, err) is required")
       assert.has_error(function() hc.request(loop, { url = "http://h/", body = 1 }) end,
         "http_client.request: body must be a string")
+      assert.has_error(function() hc.request(loop, { url = "https://h/", verify = "no" }) end,
+        "http_client.request: verify must be a boolean")
     end)
 
     it("parses URLs", function()

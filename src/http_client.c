@@ -89,6 +89,7 @@ static int hc_on_headers_complete (http_parser *P) {
 static int hc_on_body (http_parser *P, const char *at, size_t len) {
   HttpClient *C = (HttpClient *)(void *)http_of(P);
   Http *H = &C->H;
+  if (C->interim) return 0;  /* a 1xx has no content (RFC 9110 15.2): dropped */
   if (len > H->max_body_bytes - C->body_total)
     return http_fail(H, 1, "response body too large");
   C->body_total += len;
@@ -138,7 +139,7 @@ static int hc_gc (lua_State *L) {
 /* body bytes parsed and not yet returned */
 static size_t hc_body_pending (const HttpClient *C) {
   const Http *H = &C->H;
-  return (H->in_body && !C->head_ready) ? H->cur.n - H->body_at : 0;
+  return (H->in_body && !C->head_ready && !C->interim) ? H->cur.n - H->body_at : 0;
 }
 
 
@@ -186,7 +187,7 @@ static void hc_pushhead (lua_State *L, HttpClient *C, Work *W, size_t reason_end
   lua_createtable(L, 0, 7);
   lua_pushinteger(L, C->status_code);
   lua_setfield(L, -2, "status");
-  http_setlfield(L, "reason", W->msg.p, reason_end);
+  http_setlfield(L, "reason", reason_end > 0 ? W->msg.p : "", reason_end);
   lua_pushstring(L, C->H.minor ? "1.1" : "1.0");
   lua_setfield(L, -2, "version");
   http_pushheaders(L, W, nheaders);
@@ -247,7 +248,8 @@ static int hc_next (lua_State *L) {
     tmp = W->spans; W->spans = H->spans; H->spans = tmp;
     H->cur.n = H->spans.n = 0;
     /* body bytes parsed with the head stay for the next call */
-    buf_add(L, &H->cur, W->msg.p + body_at, W->msg.n - body_at);
+    if (W->msg.n > body_at)   /* (an empty head may have no buffer at all) */
+      buf_add(L, &H->cur, W->msg.p + body_at, W->msg.n - body_at);
     H->body_at = 0;
     H->parsing = 0;
     lua_pushliteral(L, "head");

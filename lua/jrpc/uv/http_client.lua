@@ -340,6 +340,15 @@ local function check_opts(opts)
   if opts.body ~= nil and type(opts.body) ~= "string" then
     error("http_client.request: body must be a string", 3)
   end
+  if opts.ca_file ~= nil and type(opts.ca_file) ~= "string" then
+    error("http_client.request: ca_file must be a string", 3)
+  end
+  if opts.verify ~= nil and type(opts.verify) ~= "boolean" then
+    error("http_client.request: verify must be a boolean", 3)
+  end
+  if opts.method ~= nil and type(opts.method) ~= "string" then
+    error("http_client.request: method must be a string", 3)
+  end
   if opts.timeout ~= nil and (type(opts.timeout) ~= "number" or opts.timeout <= 0) then
     error("http_client.request: timeout must be a positive number", 3)
   end
