@@ -206,8 +206,12 @@ local function open(loop, u, opts, cb)
       cb(nil, ("connect to %s: %s"):format(where, tostring(ok and err or res)))
     end
   end
-  if is_ip(u.host) then return dial(u.host) end
+  if is_ip(u.host) then
+    dial(u.host)
+    return conn
+  end
   uv.getaddrinfo(u.host, nil, { socktype = "stream" }, co.guard(function(err, addrs)
+    if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
     if err or not addrs or not addrs[1] then
       handles.close(uv, tcp)
       return cb(nil, ("connect to %s: %s"):format(where, tostring(err or "no address")))
@@ -399,9 +403,10 @@ local function exchange(loop, opts, pool, done)
       finished = false }, Exchange)
     ex.stream = setmetatable({ exchange = ex, closed = false }, Stream)
     ex.done = function(res, err)
-      if err == RETRY and pool and not st.retried and not st.finished then
+      if err == RETRY and pool and not pool.closed and not st.retried and not st.finished then
         st.retried = true
-        return pool:_connect(u, key, opts, connected)
+        st.opening = pool:_connect(u, key, opts, connected)
+        return
       end
       if err == RETRY then err = "connection closed before a response came" end
       finish(res, err)
@@ -428,9 +433,11 @@ local function exchange(loop, opts, pool, done)
       if conn then conn:close() end
     end
     finish(nil, err)
+    -- a connection still being made is not waited for (nor left to linger)
+    if st.opening then st.opening:close() end
   end, "http client timeout")
-  if pool then return pool:_get(u, key, opts, connected) end
-  open(loop, u, opts, connected)
+  if pool then st.opening = pool:_get(u, key, opts, connected)
+  else st.opening = open(loop, u, opts, connected) end
 end
 
 --- One request. In a coroutine (no `on_done`): waits, returns the
@@ -504,7 +511,7 @@ function Client:request(opts)
 end
 
 function Client:_connect(u, key, opts, cb)
-  open(self.loop, u, opts, function(conn, err)
+  return open(self.loop, u, opts, function(conn, err)
     if not conn then return cb(nil, err) end
     conn.key, conn.pool = key, self
     self.live[conn] = true
@@ -519,10 +526,11 @@ function Client:_get(u, key, opts, cb)
     if not conn.closed then
       conn.reused = true
       conn.tcp:ref()
-      return cb(conn)
+      cb(conn)
+      return conn
     end
   end
-  self:_connect(u, key, opts, cb)
+  return self:_connect(u, key, opts, cb)
 end
 
 function Client:_release(conn)
