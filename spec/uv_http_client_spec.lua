@@ -343,7 +343,7 @@ end)
 
 describe("jrpc.uv.http_client.sse_parser", function()
   it("follows the WHATWG rules for any split of the stream", function()
-    local stream = ": c\r\nevent: e1\r\ndata: a\r\ndata:b\r\nid: 1\r\nretry: 50\r\n\r\n"
+    local stream = "\239\187\191: c\r\nevent: e1\r\ndata: a\r\ndata:b\r\nid: 1\r\nretry: 50\r\n\r\n"
       .. "data\n\ndata: x\rid: 2\0bad\r\r\nevent: ignored\n\ndata: last\n\n"
     local want = {
       { event = "e1", data = "a\nb", id = "1", retry = 50 },

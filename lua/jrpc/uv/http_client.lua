@@ -381,7 +381,7 @@ local function exchange(loop, opts, pool, done)
   local bytes, method = request_bytes(opts, u, pool ~= nil)
   local limits = {}
   for _, k in ipairs({ "max_header_bytes", "max_headers", "max_body_bytes" }) do
-    limits[k] = opts[k] or M.DEFAULTS[k]
+    if opts[k] ~= nil then limits[k] = opts[k] else limits[k] = M.DEFAULTS[k] end
   end
   if opts.on_chunk ~= nil and opts.max_body_bytes == nil then limits.max_body_bytes = false end
   local key = table.concat({ u.scheme, u.host, u.port, tostring(opts.ca_file), tostring(opts.verify) }, "|")
@@ -619,7 +619,12 @@ function Sse:feed(bytes)
   local out = {}
   local s = self.buf .. bytes
   local pos = 1
-  if self.cr and s:sub(1, 1) == "\n" then pos = 2 end  -- the LF of a CRLF split between feeds
+  if not self.started then  -- a byte order mark at the very start is dropped
+    if #s < 3 and ("\239\187\191"):sub(1, #s) == s then self.buf = s; return out end
+    self.started = true
+    if s:sub(1, 3) == "\239\187\191" then pos = 4 end
+  end
+  if self.cr and s:sub(pos, pos) == "\n" then pos = pos + 1 end  -- the LF of a CRLF split between feeds
   self.cr = false
   while true do
     local a, b = s:find("[\r\n]", pos)
