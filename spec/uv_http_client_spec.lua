@@ -240,6 +240,46 @@ describe("jrpc.uv.http_client", function()
     end)
   end)
 
+  describe("against jrpc.mcp over Streamable HTTP (a legacy session)", function()
+    it("initializes, then reads a tool call answered as an SSE stream", function()
+      local jrpc = require "jrpc"
+      local mcp = require "jrpc.mcp"
+      local init, msgs, ctype
+      S.run(function()
+        local srv = mcp.server{ name = "client-spec", version = "1.0.0" }
+        srv:tool{ name = "slow", description = "progress, then a result", handler = function(_, ctx)
+          ctx:progress(1, 2, "half")
+          return "done"
+        end }
+        local server = assert(srv:serve_http(loop, { port = 0, peer = { on_error = function() end } }))
+        local url = ("http://127.0.0.1:%d/mcp"):format(server.port)
+        local headers = { ["Content-Type"] = "application/json", Accept = "application/json, text/event-stream" }
+        init = assert(hc.request(loop, { url = url, headers = headers, body = jrpc.encode{ jsonrpc = "2.0", id = 1,
+          method = "initialize", params = { protocolVersion = "2025-11-25", capabilities = {},
+            clientInfo = { name = "spec", version = "1" } } } }))
+        headers["MCP-Session-Id"] = init.headers["mcp-session-id"]
+        local sse = hc.sse_parser()
+        msgs = {}
+        local res = assert(hc.request(loop, { url = url, headers = headers,
+          body = jrpc.encode{ jsonrpc = "2.0", id = 2, method = "tools/call",
+            params = { name = "slow", arguments = {}, _meta = { progressToken = "p1" } } },
+          on_chunk = function(bytes)
+            for _, e in ipairs(sse:feed(bytes)) do msgs[#msgs + 1] = jrpc.decode(e.data) end
+          end }))
+        ctype = res.headers["content-type"]
+        server:close()
+      end)
+      assert.are.equal(200, init.status)
+      assert.is_truthy(init.headers["mcp-session-id"]:match("^%x+$"))
+      assert.are.equal("2025-11-25", jrpc.decode(init.body).result.protocolVersion)
+      assert.are.equal("text/event-stream", ctype)
+      assert.are.same({ "notifications/progress", "p1", 1, 2, "half" }, { msgs[1].method, msgs[1].params.progressToken,
+        msgs[1].params.progress, msgs[1].params.total, msgs[1].params.message })
+      assert.are.same({ 2, "done" }, { msgs[2].id, msgs[2].result.content[1].text })
+      assert.are.equal(2, #msgs)
+    end)
+  end)
+
   describe("against Node's http server", function()
     local function url(path) return ("http://127.0.0.1:%d%s"):format(node_port, path) end
 

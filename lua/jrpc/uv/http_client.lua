@@ -88,6 +88,7 @@ end
 function Conn:_fail(err)
   if self.closed then return end
   self:close()
+  if self.on_up then return self:_up(err) end  -- still connecting
   local ex = self.exchange
   if ex then ex:_finish(nil, (ex.reused and not ex.got_bytes) and RETRY or err) end
 end
@@ -254,7 +255,7 @@ function Exchange:_finish(res, err)
   self.stream.closed = true
   local conn = self.conn
   if conn then conn.exchange = nil end
-  if res and not res.closed then
+  if res then  -- streamed: "" (the bytes went to on_chunk); closed early: what came
     if self.on_chunk == nil then res.body = table.concat(self.chunks) else res.body = "" end
   end
   self.done(res, err)
