@@ -232,6 +232,10 @@ static int hc_next (lua_State *L) {
     return hc_pusherror(L, H);
   }
   W = work_acquire(L, &H->work, 1);
+  if (jr_unlikely(H->h.closed)) {  /* a finalizer run there closed it */
+    work_release(L, W);
+    return luaL_error(L, "%s is closed", HC_MT);
+  }
   H->parsing = 1;
   hc_parse(L, C, chunk, len);
   if (H->status) {

@@ -115,6 +115,20 @@ static int tls_raise (lua_State *L, const char *what) {
 }
 
 
+/*
+** Take this call's Work. Making one allocates, and a finalizer run there
+** may close this very object: then raise as for any closed object.
+*/
+static Work *tls_work (lua_State *L, Tls *T) {
+  Work *W = work_acquire(L, &T->work, 1);
+  if (jr_unlikely(T->h.closed)) {
+    work_release(L, W);
+    luaL_error(L, "%s is closed", TLS_MT);
+  }
+  return W;
+}
+
+
 /* raise unless the handshake is done (reading, writing need it) */
 static void tls_needshake (lua_State *L, Tls *T) {
   if (!T->handshaken && !T->failed)
@@ -172,7 +186,7 @@ static int tls_read (lua_State *L) {
   Buf tmp;
   int closed;
   tls_needshake(L, T);
-  W = work_acquire(L, &T->work, 1);
+  W = tls_work(L, T);
   while (!T->failed && !T->peer_closed) {
     char *p = buf_reserve(L, &T->plain, TLS_READ_STEP);
     int r, e;
@@ -223,7 +237,7 @@ static int tls_write (lua_State *L) {
 /* t:outgoing() -> the bytes to send to the network ("" when none) */
 static int tls_outgoing (lua_State *L) {
   Tls *T = check_tls(L);
-  Work *W = work_acquire(L, &T->work, 1);
+  Work *W = tls_work(L, T);
   size_t n = BIO_ctrl_pending(T->wbio);
   Buf tmp;
   if (n > INT_MAX) n = INT_MAX;
