@@ -168,22 +168,20 @@ function Conn:_on_read(err, data)
 end
 
 -- Connect to `u` (parse_url's parts) with `opts` (ca_file, verify);
--- cb(conn) or cb(nil, err) once.
+-- cb(conn) or cb(nil, err) once. A name's addresses are tried in turn
+-- ("localhost" may give ::1 first to a server on 127.0.0.1). Returns the
+-- connection at once: closing it cancels the attempt.
 local function open(loop, u, opts, cb)
   local uv = loop.uv
-  local tcp = uv.new_tcp()
-  local conn = setmetatable({ loop = loop, uv = uv, tcp = tcp, closed = false,
-    key = nil }, Conn)
+  local conn = setmetatable({ loop = loop, uv = uv, tcp = uv.new_tcp(), closed = false }, Conn)
   local where = u.host .. ":" .. u.port
-  local function connected(err)
-    if err then
-      handles.close(uv, tcp)
-      return cb(nil, ("connect to %s: %s"):format(where, tostring(err)))
-    end
+
+  local function up()
+    local tcp = conn.tcp
     tcp:nodelay(true)
     if u.scheme == "https" then
       local tls, terr = core.tls_client{ host = u.host, ca_file = opts.ca_file, verify = opts.verify }
-      if not tls then handles.close(uv, tcp); return cb(nil, terr) end
+      if not tls then conn:close(); return cb(nil, terr) end
       conn.tls = tls
     end
     conn.on_up = function(uerr)
@@ -199,25 +197,40 @@ local function open(loop, u, opts, cb)
       conn:_up(nil)
     end
   end
-  local guarded = co.guard(connected, "http client connect")
-  local function dial(addr)
-    local ok, res, err = pcall(tcp.connect, tcp, addr, u.port, guarded)
-    if not ok or not res then
-      handles.close(uv, tcp)
-      cb(nil, ("connect to %s: %s"):format(where, tostring(ok and err or res)))
+
+  local function try(addrs, i, last_err)
+    if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
+    local addr = addrs[i]
+    if addr == nil then
+      conn:close()
+      return cb(nil, ("connect to %s: %s"):format(where, tostring(last_err)))
     end
+    if i > 1 then  -- a handle that failed to connect is not used again
+      handles.close(uv, conn.tcp)
+      conn.tcp = uv.new_tcp()
+    end
+    local tcp = conn.tcp
+    local ok, res, err = pcall(tcp.connect, tcp, addr, u.port, co.guard(function(cerr)
+      if cerr then return try(addrs, i + 1, cerr) end
+      if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
+      up()
+    end, "http client connect"))
+    if not ok or not res then return try(addrs, i + 1, ok and err or res) end
   end
+
   if is_ip(u.host) then
-    dial(u.host)
+    try({ u.host }, 1)
     return conn
   end
   uv.getaddrinfo(u.host, nil, { socktype = "stream" }, co.guard(function(err, addrs)
-    if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
     if err or not addrs or not addrs[1] then
-      handles.close(uv, tcp)
+      if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
+      conn:close()
       return cb(nil, ("connect to %s: %s"):format(where, tostring(err or "no address")))
     end
-    dial(addrs[1].addr)
+    local list = {}
+    for i, a in ipairs(addrs) do list[i] = a.addr end
+    try(list, 1)
   end, "http client resolve"))
   return conn
 end
