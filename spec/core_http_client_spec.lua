@@ -253,15 +253,23 @@ local active = false
 mt.__gc = function()
   if not active then return end
   spawn()
-  local kind, v = r:next()
-  if kind then inner = inner + 1; got[#got + 1] = { kind, v } end
+  for _ = 1, 3 do  -- the body and end of the response being pushed, then the next head
+    local kind, v = r:next()
+    if not kind then break end
+    inner = inner + 1
+    got[#got + 1] = { kind, v }
+  end
 end
 if rawget(_G, "jit") then collectgarbage("setpause", 1); collectgarbage("setstepmul", 1000)
 else collectgarbage("incremental", 1, 1000, 0) end
 local hs = {}
 for i = 1, 60 do hs[#hs + 1] = ("X-H%d: %s\r\n"):format(i, ("v"):rep(i)) end
-local one = "HTTP/1.1 200 OK\r\n" .. table.concat(hs) .. "Content-Length: 3\r\n\r\nabc"
-local all = one:rep(20)
+local parts = {}
+for n = 1, 20 do  -- odd ones HTTP/1.0 kept alive, even ones HTTP/1.1 (the versions must not mix up)
+  parts[n] = (n % 2 == 1 and "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n" or "HTTP/1.1 200 OK\r\nX-Pad: p\r\n")
+    .. "X-Index: " .. n .. "\r\n" .. table.concat(hs) .. "Content-Length: 3\r\n\r\nabc"
+end
+local all = table.concat(parts)
 for _ = 1, 30 do spawn() end
 active = true
 local kind, v = r:next(all)
@@ -272,11 +280,14 @@ while true do
 end
 active = false
 collectgarbage("collect")
-local heads, bodies, dones, good = 0, 0, 0, 0
+local heads, bodies, dones, good, seen = 0, 0, 0, 0, {}
 for _, e in ipairs(got) do
   if e[1] == "head" then
     heads = heads + 1
-    local ok = e[2].status == 200 and #e[2].raw_headers == 61
+    local n = tonumber(e[2].headers["x-index"])
+    local ok = e[2].status == 200 and #e[2].raw_headers == 63 and e[2].keep_alive == true
+      and e[2].version == (n % 2 == 1 and "1.0" or "1.1") and not seen[n]
+    seen[n] = true
     for i = 1, 60 do ok = ok and e[2].headers["x-h" .. i] == ("v"):rep(i) end
     if ok then good = good + 1 end
   elseif e[1] == "body" then bodies = bodies + (e[2] == "abc" and 1 or 0)

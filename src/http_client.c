@@ -180,15 +180,25 @@ static void hc_parse (lua_State *L, HttpClient *C, const char *chunk,
 }
 
 
-/* push the head table of the head now in W (reason first, then headers) */
-static void hc_pushhead (lua_State *L, HttpClient *C, Work *W, size_t reason_end,
-                         int nheaders) {
-  int i;
+/* what a head table says besides its bytes, taken before any push */
+typedef struct HcHead {
+  int status, minor, keep_alive, nheaders;
+  size_t reason_end;
+} HcHead;
+
+
+/*
+** Push the head table of the head now in W (reason first, then headers).
+** Reads nothing of the reader: a finalizer run by a push may read the
+** next response into it.
+*/
+static void hc_pushhead (lua_State *L, Work *W, const HcHead *hd) {
+  int i, nheaders = hd->nheaders;
   lua_createtable(L, 0, 7);
-  lua_pushinteger(L, C->status_code);
+  lua_pushinteger(L, hd->status);
   lua_setfield(L, -2, "status");
-  http_setlfield(L, "reason", reason_end > 0 ? W->msg.p : "", reason_end);
-  lua_pushstring(L, C->H.minor ? "1.1" : "1.0");
+  http_setlfield(L, "reason", hd->reason_end > 0 ? W->msg.p : "", hd->reason_end);
+  lua_pushstring(L, hd->minor ? "1.1" : "1.0");
   lua_setfield(L, -2, "version");
   http_pushheaders(L, W, nheaders);
   lua_setfield(L, -2, "headers");
@@ -206,7 +216,7 @@ static void hc_pushhead (lua_State *L, HttpClient *C, Work *W, size_t reason_end
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "raw_headers");
-  lua_pushboolean(L, C->keep_head);
+  lua_pushboolean(L, hd->keep_alive);
   lua_setfield(L, -2, "keep_alive");
 }
 
@@ -245,8 +255,13 @@ static int hc_next (lua_State *L) {
     return hc_pusherror(L, H);
   }
   if (C->head_ready) {
-    size_t reason_end = H->target_end, body_at = H->body_at;
-    int nheaders = H->nheaders;
+    size_t body_at = H->body_at;
+    HcHead hd;
+    hd.status = C->status_code;
+    hd.minor = H->minor;
+    hd.keep_alive = C->keep_head;
+    hd.nheaders = H->nheaders;
+    hd.reason_end = H->target_end;
     C->head_ready = 0;
     tmp = W->msg; W->msg = H->cur; H->cur = tmp;
     tmp = W->spans; W->spans = H->spans; H->spans = tmp;
@@ -257,7 +272,7 @@ static int hc_next (lua_State *L) {
     H->body_at = 0;
     H->parsing = 0;
     lua_pushliteral(L, "head");
-    hc_pushhead(L, C, W, reason_end, nheaders);
+    hc_pushhead(L, W, &hd);
     work_release(L, W);
     return 2;
   }
@@ -275,12 +290,13 @@ static int hc_next (lua_State *L) {
   H->parsing = 0;
   work_release(L, W);
   if (H->done) {
+    int keep = H->keep_alive && !H->upgraded;   /* before any push */
     H->done = 0;
     H->in_body = 0;
     H->cur.n = H->body_at = 0;
     if (H->upgraded) http_free(L, H);
     lua_pushliteral(L, "done");
-    lua_pushboolean(L, H->keep_alive && !H->upgraded);
+    lua_pushboolean(L, keep);
     return 2;
   }
   return 0;
