@@ -282,16 +282,24 @@ static void http_pushheaders (lua_State *L, Work *W, int nheaders) {
 }
 
 
+/* what a request table says besides its bytes, taken before any push */
+typedef struct HttpReqInfo {
+  int method, minor, keep_alive, upgraded;
+} HttpReqInfo;
+
+
 /*
 ** Push the request table of the complete request in 'W' (target first in
-** W->msg, the body from 'body_at'). Only this call reads 'W'.
+** W->msg, the body from 'body_at'). Only this call reads 'W'; nothing of
+** the reader is read (a finalizer run by a push may read the next request
+** into it), so 'ri' holds its flags.
 */
-static void http_pushrequest (lua_State *L, Http *H, Work *W, size_t target_end,
-                              size_t body_at, int nheaders) {
+static void http_pushrequest (lua_State *L, const HttpReqInfo *ri, Work *W,
+                              size_t target_end, size_t body_at, int nheaders) {
   const char *t;
   size_t tn = target_end, pn, q;
   lua_createtable(L, 0, 9);
-  lua_pushstring(L, http_method_str((enum http_method)H->method));
+  lua_pushstring(L, http_method_str((enum http_method)ri->method));
   lua_setfield(L, -2, "method");
   http_setlfield(L, "target", W->msg.p, tn);
   t = W->msg.p;
@@ -313,14 +321,14 @@ static void http_pushrequest (lua_State *L, Http *H, Work *W, size_t target_end,
     for (q = pn + 1; q < tn && t[q] != '#'; q++) ;
     http_setlfield(L, "query", t + pn + 1, q - pn - 1);
   }
-  lua_pushstring(L, H->minor ? "1.1" : "1.0");
+  lua_pushstring(L, ri->minor ? "1.1" : "1.0");
   lua_setfield(L, -2, "version");
   http_pushheaders(L, W, nheaders);
   lua_setfield(L, -2, "headers");
   http_setlfield(L, "body", W->msg.p + body_at, W->msg.n - body_at);
-  lua_pushboolean(L, H->keep_alive && !H->upgraded);
+  lua_pushboolean(L, ri->keep_alive && !ri->upgraded);
   lua_setfield(L, -2, "keep_alive");
-  lua_pushboolean(L, H->upgraded);
+  lua_pushboolean(L, ri->upgraded);
   lua_setfield(L, -2, "upgrade");
 }
 
@@ -336,6 +344,7 @@ static int http_next (lua_State *L) {
   const char *chunk = NULL;
   size_t len = 0, target_end, body_at;
   int nheaders;
+  HttpReqInfo ri;
   Work *W;
   Buf tmp;
   if (lua_gettop(L) >= 2 && !lua_isnil(L, 2)) chunk = luaL_checklstring(L, 2, &len);
@@ -367,9 +376,13 @@ static int http_next (lua_State *L) {
   tmp = W->msg; W->msg = H->cur; H->cur = tmp;
   tmp = W->spans; W->spans = H->spans; H->spans = tmp;
   H->cur.n = H->spans.n = 0;
+  ri.method = H->method;
+  ri.minor = H->minor;
+  ri.keep_alive = H->keep_alive;
+  ri.upgraded = H->upgraded;
   if (H->upgraded) http_free(L, H);
   lua_pushliteral(L, "request");
-  http_pushrequest(L, H, W, target_end, body_at, nheaders);
+  http_pushrequest(L, &ri, W, target_end, body_at, nheaders);
   work_release(L, W);
   return 2;
 }
