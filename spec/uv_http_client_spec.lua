@@ -213,6 +213,44 @@ describe("jrpc.uv.http_client", function()
       assert.are.same({ 1, 1 }, { count, idle })
     end)
 
+    it("sends a request again on a new connection when a kept one was closed unanswered", function()
+      -- a raw server: its first connection answers one request, then drops
+      -- the next one unanswered (as a server closing an idle connection
+      -- while the request is on its way); later connections answer all
+      local uv = S.uv
+      local bodies, conns, requests
+      S.run(function()
+        local listener = uv.new_tcp()
+        listener:bind("127.0.0.1", 0)
+        conns, requests = 0, 0
+        listener:listen(8, function()
+          local c = uv.new_tcp()
+          listener:accept(c)
+          conns = conns + 1
+          local mine, served, buf = conns, 0, ""
+          c:read_start(function(err, data)
+            if err or not data then return c:close() end
+            buf = buf .. data
+            while buf:find("\r\n\r\n", 1, true) do
+              buf = buf:sub(buf:find("\r\n\r\n", 1, true) + 4)
+              requests = requests + 1
+              served = served + 1
+              if mine == 1 and served == 2 then return c:close() end
+              local body = ("connection %d request %d"):format(mine, served)
+              c:write(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s"):format(#body, body))
+            end
+          end)
+        end)
+        local client = hc.new(loop)
+        local url = ("http://127.0.0.1:%d/"):format(listener:getsockname().port)
+        bodies = { assert(client:request{ url = url }).body, assert(client:request{ url = url }).body }
+        client:close()
+        listener:close()
+      end)
+      assert.are.same({ "connection 1 request 1", "connection 2 request 1" }, bodies)
+      assert.are.same({ 2, 3 }, { conns, requests })
+    end)
+
     it("gives up after its timeout", function()
       local res, err, t
       S.run(function()
