@@ -83,6 +83,8 @@ DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-de
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench)
+# Lua files without a .lua name, which luacheck does not find in a directory
+LINT_FILES = bin/jrpc
 
 .PHONY: all deps node-deps lint test test-love test-nvim test-rock check-rockspec bench example embed clean FORCE
 
@@ -174,7 +176,7 @@ test-conformance: all conformance-deps
 # }====================================================================
 
 lint:
-	luacheck --no-color $(LINT_DIRS)
+	luacheck --no-color $(LINT_DIRS) $(LINT_FILES)
 
 # {====================================================================
 # test: every stage (build with -Werror, lint, busted 5.4, busted jit,
@@ -261,7 +263,7 @@ ROCK_DIR ?= build/rock
 rock: check-rockspec
 	@set -e; dir=$$(mkdir -p $(ROCK_DIR) && cd $(ROCK_DIR) && pwd); \
 	stage=$$(mktemp -d /tmp/jrpc-pack-XXXX); trap 'rm -rf "$$stage"' EXIT; \
-	mkdir "$$stage/jrpc"; cp -R src lua rockspec README.md "$$stage/jrpc/"; \
+	mkdir "$$stage/jrpc"; cp -R src lua bin rockspec README.md "$$stage/jrpc/"; \
 	tar -C "$$stage" -czf "$$stage/jrpc-scm.tar.gz" jrpc; \
 	sed -e 's|^  url = .*|  url = "file://'"$$stage"'/jrpc-scm.tar.gz", dir = "jrpc",|' \
 	  $(ROCKSPEC) > "$$stage/jrpc-scm-1.rockspec"; \

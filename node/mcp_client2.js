@@ -7,7 +7,7 @@
 //   node node/mcp_client2.js stdio lua5.4 | http http://127.0.0.1:PORT/mcp
 const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
 const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
-const { transportFrom, step, failure, run } = require('./mcp_common.js');
+const { transportFrom, step, failure, prompts, run } = require('./mcp_common.js');
 
 // The answer to each question the server may ask (keyed by what it asks
 // for), so a multi-round tool gets a different answer each round.
@@ -50,14 +50,6 @@ async function resources(client) {
   step('resources/read binary', { result: await client.readResource({ uri: 'test://static-binary' }) });
   step('resources/read template', { result: await client.readResource({ uri: 'test://template/123/data' }) });
   step('resources/read missing', await failure(client.readResource({ uri: 'test://nonexistent' })));
-}
-
-async function prompts(client) {
-  step('prompts/list', { names: (await client.listPrompts()).prompts.map((p) => p.name) });
-  step('prompts/get', { result: await client.getPrompt({ name: 'test_prompt_with_arguments',
-    arguments: { arg1: 'testValue1', arg2: 'testValue2' } }) });
-  step('completion/complete', { result: await client.complete({
-    ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'tes' } }) });
 }
 
 async function inputRequired(client, asked) {

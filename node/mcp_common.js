@@ -25,8 +25,17 @@ async function failure(promise) {
   } catch (e) { return { code: e.code, data: e.data }; }
 }
 
+// The prompt steps, the same for both SDKs (their Client APIs agree here).
+async function prompts(client) {
+  step('prompts/list', { names: (await client.listPrompts()).prompts.map((p) => p.name) });
+  step('prompts/get', { result: await client.getPrompt({ name: 'test_prompt_with_arguments',
+    arguments: { arg1: 'testValue1', arg2: 'testValue2' } }) });
+  step('completion/complete', { result: await client.complete({
+    ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'tes' } }) });
+}
+
 function run(main) {
   main().catch((e) => { console.error(e && e.stack || String(e)); process.exit(1); });
 }
 
-module.exports = { transportFrom, step, failure, run };
+module.exports = { transportFrom, step, failure, prompts, run };

@@ -9,7 +9,7 @@ const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/cli
 const {
   LoggingMessageNotificationSchema, CreateMessageRequestSchema, ElicitRequestSchema,
 } = require('@modelcontextprotocol/sdk/types.js');
-const { transportFrom, step, failure, run } = require('./mcp_common.js');
+const { transportFrom, step, failure, prompts, run } = require('./mcp_common.js');
 
 // The legacy era asks the client in the middle of a call: these handlers
 // answer, and keep what the server asked so the spec can check it too.
@@ -51,14 +51,6 @@ async function resources(client) {
   step('resources/read template', { result: await client.readResource({ uri: 'test://template/123/data' }) });
   step('resources/read missing', await failure(client.readResource({ uri: 'test://nonexistent' })));
   step('resources/subscribe', { result: await client.subscribeResource({ uri: 'test://watched-resource' }) });
-}
-
-async function prompts(client) {
-  step('prompts/list', { names: (await client.listPrompts()).prompts.map((p) => p.name) });
-  step('prompts/get', { result: await client.getPrompt({ name: 'test_prompt_with_arguments',
-    arguments: { arg1: 'testValue1', arg2: 'testValue2' } }) });
-  step('completion/complete', { result: await client.complete({
-    ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'tes' } }) });
 }
 
 async function askingTools(client, asked) {

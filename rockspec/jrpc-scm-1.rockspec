@@ -68,6 +68,12 @@ build = {
       sources = {"src/io/lineread.c"},
     },
     ["jrpc"] = "lua/jrpc/init.lua",
+    ["jrpc.cli"] = "lua/jrpc/cli/init.lua",
+    ["jrpc.cli.args"] = "lua/jrpc/cli/args.lua",
+    ["jrpc.cli.call"] = "lua/jrpc/cli/call.lua",
+    ["jrpc.cli.output"] = "lua/jrpc/cli/output.lua",
+    ["jrpc.cli.trace"] = "lua/jrpc/cli/trace.lua",
+    ["jrpc.cli.transport"] = "lua/jrpc/cli/transport.lua",
     ["jrpc.client"] = "lua/jrpc/client.lua",
     ["jrpc.errors"] = "lua/jrpc/errors.lua",
     ["jrpc.output"] = "lua/jrpc/output.lua",
@@ -86,6 +92,7 @@ build = {
     ["jrpc.mcp.mrtr"] = "lua/jrpc/mcp/mrtr.lua",
     ["jrpc.mcp.http_headers"] = "lua/jrpc/mcp/http_headers.lua",
     ["jrpc.mcp.http_session"] = "lua/jrpc/mcp/http_session.lua",
+    ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",
     ["jrpc.profiles"] = "lua/jrpc/profiles.lua",
@@ -106,6 +113,14 @@ build = {
     ["jrpc.uv.stream"] = "lua/jrpc/uv/stream.lua",
     ["jrpc.uv.timers"] = "lua/jrpc/uv/timers.lua",
     ["jrpc.workers"] = "lua/jrpc/workers.lua",
+  },
+  -- the `jrpc` command (jrpc.cli); LuaRocks wraps it to run with the
+  -- tree's interpreter and search paths. It needs luv, which the rock does
+  -- not depend on (the library does not need it).
+  install = {
+    bin = {
+      jrpc = "bin/jrpc",
+    },
   },
 }
 

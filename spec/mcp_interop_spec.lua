@@ -27,7 +27,11 @@ local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", 
   "test_input_required_result_elicitation", "test_input_required_result_sampling",
   "test_input_required_result_list_roots", "test_input_required_result_request_state",
   "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
-  "test_input_required_result_tampered_state", "test_input_required_result_capabilities" }
+  "test_input_required_result_tampered_state", "test_input_required_result_capabilities",
+  "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
+-- every kind's changes are notified, and any resource may be subscribed to
+local CAPABILITIES = { logging = {}, completions = {}, prompts = { listChanged = true },
+  resources = { subscribe = true, listChanged = true }, tools = { listChanged = true } }
 local PROMPTS = { "test_input_required_result_prompt", "test_simple_prompt", "test_prompt_with_arguments",
   "test_prompt_with_embedded_resource", "test_prompt_with_image" }
 local RESOURCES = { "test://static-text", "test://static-binary", "test://watched-resource" }
@@ -70,7 +74,7 @@ local ELICITATION_SCHEMA = { type = "object", required = { "username", "email" }
 -- @modelcontextprotocol/sdk 1.32.2: legacy results carry no _meta
 local SDK1 = {
   { step = "initialize", serverVersion = SERVER_INFO, instructions = INSTRUCTIONS,
-    capabilities = { logging = {}, completions = {}, prompts = {}, resources = { subscribe = true }, tools = {} } },
+    capabilities = CAPABILITIES },
   { step = "ping", result = {} },
   { step = "tools/list", names = TOOLS },
   { step = "tools/call progress", result = PROGRESS_RESULT, progress = PROGRESS },
@@ -111,7 +115,7 @@ local function cached(result) return with(modern(result), { ttlMs = 0, cacheScop
 local CLIENT2 = {
   { step = "server/discover", era = "modern", version = "2026-07-28", supportedVersions = { "2026-07-28" },
     serverVersion = SERVER_INFO, instructions = INSTRUCTIONS,
-    capabilities = { logging = {}, completions = {}, prompts = {}, resources = {}, tools = {} } },
+    capabilities = CAPABILITIES },
   { step = "tools/list", names = TOOLS },
   { step = "tools/call progress", result = modern(PROGRESS_RESULT), progress = PROGRESS },
   { step = "tools/call isError", result = modern(ERROR_RESULT) },

@@ -53,7 +53,8 @@ describe("jrpc.mcp server, 2026-07-28", function()
 
   it("answers server/discover", function()
     assert.same({ { jsonrpc = "2.0", id = 1, result = { supportedVersions = { V }, resultType = "complete",
-      capabilities = { tools = {}, resources = {}, prompts = {}, completions = {}, logging = {} },
+      capabilities = { tools = { listChanged = true }, resources = { subscribe = true, listChanged = true },
+        prompts = { listChanged = true }, completions = {}, logging = {} },
       ttlMs = 0, cacheScope = "private", _meta = SERVER_META } } },
       call("server/discover", { _meta = modern_meta() }))
   end)
@@ -154,7 +155,8 @@ describe("jrpc.mcp server, 2025-11-25 on the same kind of connection", function(
       ctx:log("info", "hello"); return ctx.client.info.name .. " " .. ctx.client.version end }
     assert.equal(-32602, call("tools/list", {})[1].error.code)
     assert.same({}, call("ping")[1].result)
-    assert.same({ protocolVersion = "2025-11-25", capabilities = { logging = {}, tools = {} }, serverInfo = INFO },
+    assert.same({ protocolVersion = "2025-11-25", capabilities = { logging = {}, tools = { listChanged = true } },
+      serverInfo = INFO },
       call("initialize", { protocolVersion = "2099-01-01", capabilities = {}, clientInfo = { name = "c", version = "1" } })[1]
         .result)
     assert.same({ tools = { { name = "t", description = "T", inputSchema = { type = "object" } } } },

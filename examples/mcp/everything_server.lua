@@ -276,6 +276,41 @@ server:completion("prompt", "test_prompt_with_arguments", function(_, value)
 end)
 server:completion("resource", "test://template/{id}/data", function() return { "123", "456" } end)
 
+-- {======================================================================
+-- Change fixtures: listen streams (2026-07-28) and legacy connections hear
+-- these. Each trigger is one change: it registers a spare tool (prompt)
+-- and the next call removes it, so the offer stays bounded.
+-- =======================================================================
+
+local SPARE_TOOL, SPARE_PROMPT = "test_dynamic_tool", "test_dynamic_prompt"
+local spare_tool, spare_prompt = false, false
+
+tool("test_trigger_tool_change", "Changes the tool list (tools/list_changed)", function()
+  if spare_tool then
+    server:remove_tool(SPARE_TOOL)
+  else
+    tool(SPARE_TOOL, "Registered by test_trigger_tool_change", function() return "dynamic" end)
+  end
+  spare_tool = not spare_tool
+  return spare_tool and "added " .. SPARE_TOOL or "removed " .. SPARE_TOOL
+end)
+tool("test_trigger_prompt_change", "Changes the prompt list (prompts/list_changed)", function()
+  if spare_prompt then
+    server:remove_prompt(SPARE_PROMPT)
+  else
+    server:prompt{ name = SPARE_PROMPT, description = "Registered by test_trigger_prompt_change",
+      handler = function() return "dynamic" end }
+  end
+  spare_prompt = not spare_prompt
+  return spare_prompt and "added " .. SPARE_PROMPT or "removed " .. SPARE_PROMPT
+end)
+tool("test_trigger_resource_update", "Announces test://watched-resource updated (resources/updated)", function()
+  server:resource_updated("test://watched-resource")
+  return "updated test://watched-resource"
+end)
+
+-- }======================================================================
+
 -- --http HOST:PORT serves Streamable HTTP on /mcp instead (port 0: a free one)
 local http_at = arg[1] == "--http" and arg[2]
 if http_at then

@@ -7,6 +7,8 @@
 #      and PUC Lua 5.1 on that same tree is refused with a clear message
 #   3. offline:  `make rock` packs a source rock from this checkout, then
 #      luarocks --lua-version 5.4 install <file>.src.rock, no network
+# and in each tree the installed `jrpc` command (LuaRocks' wrapper of
+# bin/jrpc) makes one call to examples/spec_server.lua (cli_smoke).
 # LuaRocks builds in its current directory, so each build runs in a
 # throw-away copy of the sources. Ends with "test-rock: ok".
 set -euo pipefail
@@ -29,11 +31,23 @@ smoke () {
   [ "$(printf '%s\n' "$out" | tail -n 1)" = "rock ok" ] || { echo "test-rock: $2 FAILED" >&2; exit 1; }
 }
 
+# cli_smoke LUA_VERSION INTERPRETER TREE: the tree's `jrpc` runs with
+# INTERPRETER and, with only `luarocks path` for search paths, calls the
+# spec server (which loads this checkout itself) over --stdio.
+cli_smoke () {
+  local wrapper=$3/bin/jrpc out
+  grep -q "exec '[^']*/$2' " "$wrapper" || { cat "$wrapper"; echo "test-rock: $wrapper does not run $2" >&2; exit 1; }
+  out=$(cd "$3" && env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u LUA_INIT -u LUA_INIT_5_4 \
+    bash -c "eval \"\$(luarocks --lua-version $1 path --tree '$3')\" && '$wrapper' call --stdio 'lua5.4 $root/examples/spec_server.lua' subtract '[42,23]'" 2>&1) || true
+  [ "$out" = 19 ] || { printf '%s\n' "$out"; echo "test-rock: $wrapper call FAILED" >&2; exit 1; }
+  echo "test-rock: $2: jrpc call --stdio ... subtract [42,23] -> $out"
+}
+
 # build VERSION TREE [VAR=VALUE...]: luarocks make from a copy of the sources
 build () {
   local version=$1 tree=$2; shift 2
   local copy; copy=$(mktemp -d "$work/src-XXXX")
-  cp -R src lua rockspec "$copy"/
+  cp -R src lua bin rockspec "$copy"/
   (cd "$copy" && set -x && luarocks --lua-version "$version" make "$rockspec" --tree "$tree" \
     CJSON_INCDIR="$cjson_inc" CJSON_LIBDIR="$cjson_lib" "$@") > "$work/build-$version.log" 2>&1 \
     || { cat "$work/build-$version.log"; echo "test-rock: luarocks $version make FAILED" >&2; exit 1; }
@@ -42,10 +56,16 @@ build () {
 echo "test-rock: 1. luarocks --lua-version 5.4 make"
 build 5.4 "$work/t54"
 smoke 5.4 lua5.4 "$work/t54"
+cli_smoke 5.4 lua5.4 "$work/t54"
 
 echo "test-rock: 2. luarocks --lua-version 5.1 make LUA_INCDIR=$luajit_inc (LuaJIT)"
-build 5.1 "$work/tjit" LUA_INCDIR="$luajit_inc"
+# LuaRocks' wrapper of `jrpc` runs the interpreter it finds for 5.1, which
+# is PUC lua5.1 when that is installed too (jrpc refuses it): a config file
+# names LuaJIT instead (see the README).
+printf 'lua_interpreter = "luajit"\n' > "$work/luajit-config.lua"
+LUAROCKS_CONFIG="$work/luajit-config.lua" build 5.1 "$work/tjit" LUA_INCDIR="$luajit_inc"
 smoke 5.1 luajit "$work/tjit"
+cli_smoke 5.1 luajit "$work/tjit"
 if command -v lua5.1 > /dev/null; then
   refused=$(cd "$work/tjit" && bash -c "eval \"\$(luarocks --lua-version 5.1 path --tree '$work/tjit')\" && lua5.1 -e 'require \"jrpc\"'" 2>&1 || true)
   case "$refused" in
@@ -61,4 +81,5 @@ rock=$(ls "$work"/pack/jrpc-scm-1.src.rock)
   CJSON_INCDIR="$cjson_inc" CJSON_LIBDIR="$cjson_lib") > "$work/install.log" 2>&1 \
   || { cat "$work/install.log"; echo "test-rock: install of the source rock FAILED" >&2; exit 1; }
 smoke 5.4 lua5.4 "$work/tpack"
+cli_smoke 5.4 lua5.4 "$work/tpack"
 echo "test-rock: ok"

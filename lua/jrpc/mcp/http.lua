@@ -7,11 +7,17 @@
 -- The answer is JSON when the result comes first, or an SSE stream opened
 -- by the first request-scoped notification (progress, log) and ended by
 -- the result. A client that hangs up cancels the request.
+--
+-- A `subscriptions/listen` request is such a stream that lasts: its
+-- acknowledgement opens it, change notifications follow, and SSE comment
+-- lines (`: keep-alive`) every `listen_keep_alive` seconds keep it from
+-- looking dead; the client closing it ends the subscription.
 local core = require "jrpc.core"
 local peer_mod = require "jrpc.peer"
 local errors = require "jrpc.errors"
 local http = require "jrpc.uv.http"
 local co = require "jrpc.uv.co"
+local timers = require "jrpc.uv.timers"
 local protocol = require "jrpc.mcp.protocol"
 local headers_mod = require "jrpc.mcp.http_headers"
 local sessions_mod = require "jrpc.mcp.http_session"
@@ -121,7 +127,23 @@ local function mirrored(srv, msg)
   return tool and tool.mirrored or nil
 end
 
-local function post(srv, opts, sessions, req, res)
+-- Send `: keep-alive` on `res` every `seconds` once it streams, until it
+-- ends; returns the function that stops it.
+local function keep_alive(loop, res, seconds)
+  local timer
+  local function tick()
+    timer = nil
+    if res.closed or res.ended then return end
+    if res.streaming then res:comment("keep-alive") end
+    timer = timers.after(loop.uv, seconds, tick, "mcp keep-alive")
+  end
+  timer = timers.after(loop.uv, seconds, tick, "mcp keep-alive")
+  return function() timers.cancel(loop.uv, timer) end
+end
+
+local DEFAULT_KEEP_ALIVE = 15  -- seconds between keep-alive comments on a listen stream
+
+local function post(srv, loop, opts, sessions, req, res)
   local msg = core.decode(req.body or "")
   if msg == nil then
     return error_reply(res, nil, errors.new(errors.codes.PARSE_ERROR, "Parse error"))
@@ -156,9 +178,16 @@ local function post(srv, opts, sessions, req, res)
     if waiter then co.resume(waiter) end
   end
   peer:receive(req.body .. "\n")
+  local every = opts.listen_keep_alive == nil and DEFAULT_KEEP_ALIVE or opts.listen_keep_alive
+  local stop = msg.method == "subscriptions/listen" and every and keep_alive(loop, res, every)
   if not state.done and not res.closed then
     state.waiter = co.current()
     co.wait("mcp http reply")
+  end
+  if stop then
+    stop()
+    -- a closed stream cancelled its listen: free it now, not at the next change
+    srv.listeners:sweep()
   end
   -- a cancelled request answers nothing: end what was begun
   if res.streaming then res:finish() end
@@ -174,6 +203,10 @@ end
 ---@return string|nil err
 function M.serve(srv, loop, opts)
   opts = opts or {}
+  local every = opts.listen_keep_alive
+  if every ~= nil and every ~= false and (type(every) ~= "number" or every <= 0) then
+    error("serve_http: listen_keep_alive must be a positive number of seconds, or false", 3)
+  end
   local path = opts.path or "/mcp"
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
   local sessions = sessions_mod.new(srv, opts, loop)
@@ -192,7 +225,7 @@ function M.serve(srv, loop, opts)
       -- GET and DELETE belong to legacy sessions (405 without one)
       return sessions:other(req, res)
     end
-    return post(srv, opts, sessions, req, res)
+    return post(srv, loop, opts, sessions, req, res)
   end
   local server, err = http.listen(loop, listen)
   if not server then return nil, err end

@@ -136,30 +136,34 @@ function M.complete(srv, params, ctx)
     hasMore = more } }
 end
 
---- The server's capabilities for an era, from what is registered.
+--- The server's capabilities, from what is registered (the same in both eras).
 ---@param srv table
----@param era string
 ---@return table
-function M.capabilities(srv, era)
+function M.capabilities(srv)
   local offers, caps = srv.registry:offers(), { logging = {} }
-  if offers.tools then caps.tools = {} end
-  if offers.prompts then caps.prompts = {} end
+  -- every registration change is notified (modern: on listen streams;
+  -- legacy: to the connection), and any resource may be subscribed to
+  -- (modern: resourceSubscriptions; legacy: resources/subscribe)
+  if offers.tools then caps.tools = { listChanged = true } end
+  if offers.prompts then caps.prompts = { listChanged = true } end
   if offers.completions then caps.completions = {} end
-  if offers.resources then
-    -- legacy clients subscribe per resource; modern ones would listen (not yet)
-    caps.resources = era == "legacy" and { subscribe = true } or {}
-  end
+  if offers.resources then caps.resources = { subscribe = true, listChanged = true } end
   return caps
 end
 
+-- Waits until the server ends the stream (listeners.lua).
+function M.listen(srv, params, ctx)
+  return srv.listeners:listen(params, ctx)
+end
+
 function M.discover(srv)
-  return { supportedVersions = protocol.MODERN_VERSIONS, capabilities = M.capabilities(srv, "modern"),
+  return { supportedVersions = protocol.MODERN_VERSIONS, capabilities = M.capabilities(srv),
     instructions = srv.instructions }
 end
 
 function M.initialize(srv, params, session)
   local version = session:initialize(params)
-  return { protocolVersion = version, capabilities = M.capabilities(srv, "legacy"),
+  return { protocolVersion = version, capabilities = M.capabilities(srv),
     serverInfo = srv.info, instructions = srv.instructions }
 end
 

@@ -107,7 +107,8 @@ function Registry:add_template(def)
   need(def, "handler", "function", what)
   local pattern, names = compile(def.uri_template)
   if #names == 0 then error(what .. ": has no {variable}; register it with server:resource", 3) end
-  self.templates[#self.templates + 1] = { pattern = pattern, names = names, handler = def.handler,
+  self.templates[#self.templates + 1] = { uri_template = def.uri_template, pattern = pattern, names = names,
+    handler = def.handler,
     mime_type = def.mime_type, ttl_ms = def.ttl_ms, cache_scope = def.cache_scope,
     listed = { uriTemplate = def.uri_template, name = def.name, title = def.title,
       description = def.description, mimeType = def.mime_type, annotations = def.annotations } }
@@ -162,6 +163,52 @@ end
 -- %20); a "%" not followed by two hex digits stays as it is.
 local function percent_decode(s)
   return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+-- Remove the entry whose `key` field is `value` from the ordered `list`
+-- (lists page in registration order, so the rest keep theirs).
+local function remove_from(list, key, value)
+  for i, entry in ipairs(list) do
+    if entry[key] == value then
+      table.remove(list, i)
+      return entry
+    end
+  end
+  return nil
+end
+
+--- Remove tool `name`; returns whether it was registered.
+---@param name string
+---@return boolean
+function Registry:remove_tool(name)
+  self.tool_by_name[name] = nil
+  return remove_from(self.tools, "name", name) ~= nil
+end
+
+--- Remove the resource `uri`; returns whether it was registered.
+---@param uri string
+---@return boolean
+function Registry:remove_resource(uri)
+  self.resource_by_uri[uri] = nil
+  return remove_from(self.resources, "uri", uri) ~= nil
+end
+
+--- Remove the resource template `uri_template` (and its completions);
+--- returns whether it was registered.
+---@param uri_template string
+---@return boolean
+function Registry:remove_template(uri_template)
+  self.completions[REF_TYPES.resource .. "\0" .. uri_template] = nil
+  return remove_from(self.templates, "uri_template", uri_template) ~= nil
+end
+
+--- Remove prompt `name` (and its completions); returns whether it was registered.
+---@param name string
+---@return boolean
+function Registry:remove_prompt(name)
+  self.prompt_by_name[name] = nil
+  self.completions[REF_TYPES.prompt .. "\0" .. name] = nil
+  return remove_from(self.prompts, "name", name) ~= nil
 end
 
 --- The resource or template that serves `uri`, and the template's

@@ -10,6 +10,7 @@ local methods = require "jrpc.mcp.methods"
 local session_mod = require "jrpc.mcp.session"
 local context = require "jrpc.mcp.context"
 local mrtr = require "jrpc.mcp.mrtr"
+local listeners = require "jrpc.mcp.listeners"
 
 local M = {}
 
@@ -20,7 +21,9 @@ local Server = {}
 Server.__index = Server
 
 -- {======================================================================
--- Registration
+-- Registration: each change is notified to the listeners that asked
+-- (listeners.lua), so registering while serving is how a server's
+-- offer changes.
 -- =======================================================================
 
 --- Add a tool: `{name, title?, description, input_schema? (a Lua table or
@@ -33,6 +36,7 @@ Server.__index = Server
 ---@return jrpc.mcp.Server self
 function Server:tool(def)
   self.registry:add_tool(def)
+  self.listeners:list_changed("tools")
   return self
 end
 
@@ -43,6 +47,7 @@ end
 ---@return jrpc.mcp.Server self
 function Server:resource(def)
   self.registry:add_resource(def)
+  self.listeners:list_changed("resources")
   return self
 end
 
@@ -53,6 +58,7 @@ end
 ---@return jrpc.mcp.Server self
 function Server:resource_template(def)
   self.registry:add_template(def)
+  self.listeners:list_changed("resources")
   return self
 end
 
@@ -64,7 +70,72 @@ end
 ---@return jrpc.mcp.Server self
 function Server:prompt(def)
   self.registry:add_prompt(def)
+  self.listeners:list_changed("prompts")
   return self
+end
+
+-- Notify `kind`'s list change when `removed`; returns `removed`.
+local function removed_from(srv, kind, removed)
+  if removed then srv.listeners:list_changed(kind) end
+  return removed
+end
+
+--- Remove tool `name` (listeners hear `notifications/tools/list_changed`);
+--- returns whether it was registered.
+---@param name string
+---@return boolean removed
+function Server:remove_tool(name)
+  return removed_from(self, "tools", self.registry:remove_tool(name))
+end
+
+--- Remove the resource `uri`; returns whether it was registered.
+---@param uri string
+---@return boolean removed
+function Server:remove_resource(uri)
+  return removed_from(self, "resources", self.registry:remove_resource(uri))
+end
+
+--- Remove the resource template `uri_template` (and its completions);
+--- returns whether it was registered.
+---@param uri_template string
+---@return boolean removed
+function Server:remove_resource_template(uri_template)
+  return removed_from(self, "resources", self.registry:remove_template(uri_template))
+end
+
+--- Remove prompt `name` (and its completions); returns whether it was registered.
+---@param name string
+---@return boolean removed
+function Server:remove_prompt(name)
+  return removed_from(self, "prompts", self.registry:remove_prompt(name))
+end
+
+--- The resource `uri` changed: `notifications/resources/updated` goes to
+--- the listen streams that name it in `resourceSubscriptions` and to the
+--- legacy connections that sent `resources/subscribe` for it.
+---@param uri string
+---@return jrpc.mcp.Server self
+function Server:resource_updated(uri)
+  if type(uri) ~= "string" then error("server:resource_updated: uri must be a string", 2) end
+  self.listeners:updated(uri)
+  return self
+end
+
+--- End every open `subscriptions/listen` stream gracefully: each gets its
+--- result (`resultType` "complete", its subscription id in `_meta`), which
+--- ends an HTTP stream too. For a server that shuts down.
+---@return jrpc.mcp.Server self
+function Server:end_subscriptions()
+  self.listeners:end_all()
+  return self
+end
+
+--- How many `subscriptions/listen` streams are open, and how many legacy
+--- connections hear change notifications (those that ended are not counted).
+---@return integer streams
+---@return integer legacy
+function Server:listeners_count()
+  return self.listeners:count()
 end
 
 --- Complete the arguments of prompt `name` (`ref_type` "prompt") or the
@@ -129,6 +200,10 @@ local NEEDS = { ["tools/list"] = "tools", ["tools/call"] = "tools", ["prompts/li
   ["resources/templates/list"] = "resources", ["completion/complete"] = "completions",
   ["resources/subscribe"] = "resources", ["resources/unsubscribe"] = "resources" }
 
+-- Methods that exist only in the modern era: a legacy connection asks
+-- for changes with its initialize capabilities and resources/subscribe.
+local MODERN_ONLY = { ["subscriptions/listen"] = true }
+
 -- The methods whose handlers may answer input_required (MRTR).
 local MRTR = { ["tools/call"] = true, ["prompts/get"] = true }
 
@@ -139,6 +214,7 @@ local function handler(srv, session, method, impl, hooks)
     local meta = rpc.meta
     if meta == nil then meta = params._meta; params._meta = nil end  -- a peer without profile mcp
     local era, client = choose_era(session, method, meta)
+    if era == "legacy" and MODERN_ONLY[method] then error(protocol.method_not_found(), 0) end
     local need = NEEDS[method]
     if need and not srv.registry:offers()[need] then error(protocol.method_not_found(), 0) end
     local ctx = context.new(rpc, params, client, era, hooks.route)
@@ -197,6 +273,7 @@ function Server:attach(peer, hooks)
   add("prompts/list", methods.prompts_list)
   add("prompts/get", methods.prompts_get)
   add("completion/complete", methods.complete)
+  add("subscriptions/listen", methods.listen)
   for name, impl in pairs(legacy) do add(name, impl) end
   -- ping is allowed before initialize too: answer it in any legacy state
   peer:method("ping", function(_, rpc)
@@ -206,7 +283,9 @@ function Server:attach(peer, hooks)
   peer:method("initialize", function(params, rpc)
     if protocol.is_modern_meta(rpc.meta) then error(protocol.method_not_found(), 0) end
     if type(params) ~= "table" then error(protocol.invalid_params("Invalid params: expected an object"), 0) end
-    return methods.initialize(self, params, session)
+    local result = methods.initialize(self, params, session)
+    self.listeners:add_legacy(peer, session)
+    return result
   end)
   peer:method("notifications/initialized", function() session:mark_initialized() end)
   return peer
@@ -225,6 +304,12 @@ function Server:serve_stdio(loop, peer_opts)
   if loop then
     local conn = assert(loop:stdio(opts))
     self:attach(conn.peer)
+    -- at the end of input, end this connection's listen streams with their
+    -- result: else they would hold the connection open for its finish grace
+    conn.on_ended = function(c, reason)
+      self.listeners:end_all(c.peer)
+      c:finish(reason)
+    end
     loop:serve_forever()
     return conn.peer
   end
@@ -267,6 +352,7 @@ function M.new(opts)
   if not SCOPES[scope] then error("jrpc.mcp.server: cache_scope must be \"public\" or \"private\"", 3) end
   return setmetatable({
     registry = registry.new(),
+    listeners = listeners.new(),  -- listen streams and legacy connections that hear changes
     info = { name = opts.name, version = opts.version, title = opts.title },
     instructions = opts.instructions, ttl_ms = ttl, cache_scope = scope,
     page_size = opts.page_size or 100,

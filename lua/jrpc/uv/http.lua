@@ -198,6 +198,17 @@ function Response:event(json)
   return self.conn:_write(core.http_chunk(core.sse_event(json)))
 end
 
+--- An SSE comment line (`: <text>`) on a stream from `stream`: clients
+--- ignore it, and it keeps a quiet stream from looking dead to them and to
+--- proxies. Returns false once the client is gone.
+---@param text string  one line
+---@return boolean sent
+function Response:comment(text)
+  if not self.streaming or self.ended then error("http: no stream under way", 2) end
+  if self.closed then return false end
+  return self.conn:_write(core.http_chunk(": " .. text .. "\n\n"))
+end
+
 --- End a stream from `stream` (the connection then serves its next request).
 function Response:finish()
   if not self.streaming or self.ended then return end
