@@ -27,7 +27,7 @@
 #
 # Overridable: CC, CFLAGS (default -O2), CPPFLAGS, LDFLAGS, LIBFLAG,
 # PKG_CONFIG, LUA54_CFLAGS, LUAJIT_CFLAGS, CJSON_LIBS, CRYPTO_CFLAGS,
-# CRYPTO_LIBS, HTTP_PARSER_LIBS, WERROR=1.
+# CRYPTO_LIBS, SSL_LIBS, HTTP_PARSER_LIBS, WERROR=1.
 # The module is not linked against liblua: the interpreter provides the symbols.
 
 SHELL := /bin/bash
@@ -48,8 +48,10 @@ CJSON_LIBS ?= $(shell $(PKG_CONFIG) --libs libcjson)
 # Debian's libhttp-parser-dev ships no .pc file.
 CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto)
 CRYPTO_LIBS ?= $(shell $(PKG_CONFIG) --libs libcrypto)
+# OpenSSL 3's libssl (core.tls_client: TLS over memory BIOs, src/tls.c)
+SSL_LIBS ?= $(shell $(PKG_CONFIG) --libs libssl)
 HTTP_PARSER_LIBS ?= -lhttp_parser
-CORE_LIBS = $(CJSON_LIBS) $(HTTP_PARSER_LIBS) $(CRYPTO_LIBS)
+CORE_LIBS = $(CJSON_LIBS) $(HTTP_PARSER_LIBS) $(SSL_LIBS) $(CRYPTO_LIBS)
 
 ifeq ($(shell uname -s),Darwin)
 LIBFLAG ?= -bundle -undefined dynamic_lookup
@@ -76,7 +78,7 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
-  clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev \
+  clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev openssl \
   love xvfb xauth lua-socket neovim clangd
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
@@ -474,7 +476,7 @@ clean:
 # 30 s per target when CI=true, else 5 s.
 # =====================================================================
 FUZZ_CC ?= clang
-FUZZ_TARGETS := ndjson lsp message encode http
+FUZZ_TARGETS := ndjson lsp message encode http http_client
 FUZZ_SECONDS ?= 60
 FUZZ_BINS := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer

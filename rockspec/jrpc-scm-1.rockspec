@@ -44,6 +44,11 @@ external_dependencies = {
     header = "openssl/hmac.h",
     library = "crypto",
   },
+  -- and its libssl (same package): core.tls_client, TLS over memory BIOs
+  LIBSSL = {
+    header = "openssl/ssl.h",
+    library = "ssl",
+  },
 }
 
 build = {
@@ -52,10 +57,11 @@ build = {
     -- one translation unit: src/core.c includes the other src/*.c
     ["jrpc.core"] = {
       sources = {"src/core.c"},
-      libraries = {"cjson", "http_parser", "crypto"},
+      libraries = {"cjson", "http_parser", "ssl", "crypto"},
       incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "$(HTTP_PARSER_INCDIR)",
-        "$(OPENSSL_INCDIR)", "src"},
-      libdirs = {"$(CJSON_LIBDIR)", "$(HTTP_PARSER_LIBDIR)", "$(OPENSSL_LIBDIR)"},
+        "$(OPENSSL_INCDIR)", "$(LIBSSL_INCDIR)", "src"},
+      libdirs = {"$(CJSON_LIBDIR)", "$(HTTP_PARSER_LIBDIR)", "$(OPENSSL_LIBDIR)",
+        "$(LIBSSL_LIBDIR)"},
     },
     -- the blocking stdio transport's bounded line read (I/O: not in the core)
     ["jrpc.lineread"] = {
@@ -100,6 +106,7 @@ build = {
     ["jrpc.uv.files"] = "lua/jrpc/uv/files.lua",
     ["jrpc.uv.handles"] = "lua/jrpc/uv/handles.lua",
     ["jrpc.uv.http"] = "lua/jrpc/uv/http.lua",
+    ["jrpc.uv.http_client"] = "lua/jrpc/uv/http_client.lua",
     ["jrpc.uv.net"] = "lua/jrpc/uv/net.lua",
     ["jrpc.uv.process"] = "lua/jrpc/uv/process.lua",
     ["jrpc.uv.stdio"] = "lua/jrpc/uv/stdio.lua",

@@ -16,6 +16,10 @@ local PUBLIC = {
   { file = "lua/jrpc/uv/stream.lua", holder = "Connection", call = "conn:" },
   { file = "lua/jrpc/uv/process.lua", holder = "Child", call = "child:" },
   { file = "lua/jrpc/uv/net.lua", holder = "Server", call = "server:" },
+  { file = "lua/jrpc/uv/http_client.lua", holder = "M", call = "http_client." },
+  { file = "lua/jrpc/uv/http_client.lua", holder = "Client", call = "client:" },
+  { file = "lua/jrpc/uv/http_client.lua", holder = "Stream", call = "stream:" },
+  { file = "lua/jrpc/uv/http_client.lua", holder = "Sse", call = "sse:" },
   { file = "lua/jrpc/nvim.lua", holder = "M", call = "jrpc.nvim." },
   { file = "lua/jrpc/mcp.lua", holder = "M", call = "mcp." },
   { file = "lua/jrpc/mcp/server.lua", holder = "Server", call = "server:" },
@@ -129,6 +133,8 @@ describe("the C modules' declarations (types/jrpc/core.lua)", function()
     check("Codec", getmetatable(core.codec()).__index)
     check("Pending", getmetatable(core.pending()).__index)
     check("Http", getmetatable(core.http_server()).__index)
+    check("HttpClient", getmetatable(core.http_client()).__index)
+    check("Tls", getmetatable(core.tls_client{ verify = false }).__index)
     check("lineread", require "jrpc.lineread")
     table.sort(missing)
     assert.same({}, missing)

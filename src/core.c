@@ -21,6 +21,8 @@
 #include "codec.c"     /* jrpc.Codec */
 #include "pending.c"   /* jrpc.Pending */
 #include "http.c"      /* jrpc.Http and the HTTP/SSE writers */
+#include "http_client.c"  /* jrpc.HttpClient and the request writer */
+#include "tls.c"       /* jrpc.Tls: a TLS client over memory BIOs */
 #include "crypto.c"    /* HMAC, random bytes, constant-time equality */
 
 /* module functions: upvalues array_mt, object_mt, a scratch codec */
@@ -188,6 +190,7 @@ static const luaL_Reg core_funcs[] = {
   {"http_response", http_response},
   {"http_stream_head", http_stream_head},
   {"http_chunk", http_chunk},
+  {"http_request", hc_request},
   {"sse_event", sse_event},
   {"hmac_sha256", crypto_hmac_sha256},
   {"random_bytes", crypto_random_bytes},
@@ -198,7 +201,7 @@ static const luaL_Reg core_funcs[] = {
 
 JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   work_open(L);
-  lua_createtable(L, 0, 20);             /* the module */
+  lua_createtable(L, 0, 24);             /* the module */
   marker_mt(L, "jrpc.array_mt", "array");
   marker_mt(L, "jrpc.object_mt", "object");
   codec_open(L);
@@ -220,5 +223,7 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   lua_setfield(L, -2, "null");
   pd_open(L);
   http_open(L);
+  hc_open(L);
+  tls_open(L);
   return 1;
 }

@@ -21,25 +21,19 @@
 #define HTTP_DEF_HEADER_BYTES  8192
 #define HTTP_DEF_HEADERS       64
 #define HTTP_DEF_BODY_BYTES    (4u * 1024u * 1024u)
-#define HTTP_MAX_WRITE_HEADERS 64    /* headers a writer takes */
-
-/* a header in 'spans': offsets into 'cur' */
-typedef struct HttpSpan {
-  size_t name, value, end;   /* name is [name, value), value [value, end) */
-} HttpSpan;
 
 #define check_http(L)  ((Http *)ud_check(L, lua_upvalueindex(1), HTTP_MT))
 
 
 /* {======================= parser callbacks ====================== */
 
-static Http *cb_http (http_parser *P) {
+static Http *http_of (http_parser *P) {
   return (Http *)P->data;
 }
 
 
 /* fail the request with 'status'; the callback then returns nonzero */
-static int cb_fail (Http *H, int status, const char *msg) {
+static int http_fail (Http *H, int status, const char *msg) {
   if (H->status == 0) {
     H->status = status;
     H->errmsg = msg;
@@ -49,16 +43,17 @@ static int cb_fail (Http *H, int status, const char *msg) {
 
 
 /* count 'len' more bytes of the head against max_header_bytes */
-static int cb_head (Http *H, size_t len) {
+static int http_headbytes (Http *H, size_t len) {
   H->head_bytes += len;
   if (H->head_bytes > H->max_header_bytes)
-    return cb_fail(H, 431, "request header fields too large");
+    return http_fail(H, 431, H->response ? "response header fields too large"
+                                         : "request header fields too large");
   return 0;
 }
 
 
-static int on_message_begin (http_parser *P) {
-  Http *H = cb_http(P);
+static int http_on_message_begin (http_parser *P) {
+  Http *H = http_of(P);
   H->cur.n = 0;
   H->spans.n = 0;
   H->nheaders = 0;
@@ -71,25 +66,26 @@ static int on_message_begin (http_parser *P) {
 
 
 static int on_url (http_parser *P, const char *at, size_t len) {
-  Http *H = cb_http(P);
-  if (cb_head(H, len)) return -1;
+  Http *H = http_of(P);
+  if (http_headbytes(H, len)) return -1;
   buf_add(H->L, &H->cur, at, len);   /* the target is first in 'cur' */
   H->target_end = H->cur.n;
   return 0;
 }
 
 
-static int on_header_field (http_parser *P, const char *at, size_t len) {
-  Http *H = cb_http(P);
+static int http_on_header_field (http_parser *P, const char *at, size_t len) {
+  Http *H = http_of(P);
   size_t i;
   char *d;
   if (H->in_body) return 0;          /* a trailer (chunked): dropped */
-  if (cb_head(H, len)) return -1;
+  if (http_headbytes(H, len)) return -1;
   if (H->nheaders == 0 || H->in_value) {  /* a new header */
     HttpSpan *s;
     if (H->nheaders >= H->max_headers)
-      return cb_fail(H, 431, "too many request header fields");
-    if (cb_head(H, 4)) return -1;    /* ": " and CRLF */
+      return http_fail(H, 431, H->response ? "too many response header fields"
+                                           : "too many request header fields");
+    if (http_headbytes(H, 4)) return -1;    /* ": " and CRLF */
     s = (HttpSpan *)(void *)buf_reserve(H->L, &H->spans, sizeof(HttpSpan));
     s->name = s->value = s->end = H->cur.n;
     H->spans.n += sizeof(HttpSpan);
@@ -108,10 +104,10 @@ static int on_header_field (http_parser *P, const char *at, size_t len) {
 }
 
 
-static int on_header_value (http_parser *P, const char *at, size_t len) {
-  Http *H = cb_http(P);
+static int http_on_header_value (http_parser *P, const char *at, size_t len) {
+  Http *H = http_of(P);
   if (H->in_body) return 0;
-  if (cb_head(H, len)) return -1;
+  if (http_headbytes(H, len)) return -1;
   H->in_value = 1;
   buf_add(H->L, &H->cur, at, len);
   ((HttpSpan *)(void *)H->spans.p)[H->nheaders - 1].end = H->cur.n;
@@ -120,19 +116,19 @@ static int on_header_value (http_parser *P, const char *at, size_t len) {
 
 
 static int on_headers_complete (http_parser *P) {
-  Http *H = cb_http(P);
+  Http *H = http_of(P);
   HttpSpan *s = (HttpSpan *)(void *)H->spans.p;
   int i, host = 0;
   if (P->http_major != 1 || P->http_minor > 1)
-    return cb_fail(H, 505, "HTTP version not supported");
+    return http_fail(H, 505, "HTTP version not supported");
   for (i = 0; i < H->nheaders; i++)
     if (s[i].value - s[i].name == 4 && memcmp(H->cur.p + s[i].name, "host", 4) == 0)
       host++;
   if (P->http_minor == 1 && host != 1)  /* RFC 9112 3.2: exactly one */
-    return cb_fail(H, 400, host ? "more than one Host header" : "no Host header");
+    return http_fail(H, 400, host ? "more than one Host header" : "no Host header");
   if (!(P->flags & F_CHUNKED) && P->content_length != (uint64_t)-1 &&
       P->content_length > (uint64_t)H->max_body_bytes)
-    return cb_fail(H, 413, "request body too large");
+    return http_fail(H, 413, "request body too large");
   H->in_body = 1;
   H->body_at = H->cur.n;
   return 0;
@@ -140,16 +136,16 @@ static int on_headers_complete (http_parser *P) {
 
 
 static int on_body (http_parser *P, const char *at, size_t len) {
-  Http *H = cb_http(P);
+  Http *H = http_of(P);
   if (H->cur.n - H->body_at + len > H->max_body_bytes)
-    return cb_fail(H, 413, "request body too large");
+    return http_fail(H, 413, "request body too large");
   buf_add(H->L, &H->cur, at, len);
   return 0;
 }
 
 
 static int on_message_complete (http_parser *P) {
-  Http *H = cb_http(P);
+  Http *H = http_of(P);
   H->done = 1;
   H->keep_alive = http_should_keep_alive(P);
   H->method = P->method;
@@ -160,7 +156,7 @@ static int on_message_complete (http_parser *P) {
 
 
 static const http_parser_settings http_settings = {
-  on_message_begin, on_url, NULL, on_header_field, on_header_value,
+  http_on_message_begin, on_url, NULL, http_on_header_field, http_on_header_value,
   on_headers_complete, on_body, on_message_complete, NULL, NULL
 };
 
@@ -193,7 +189,7 @@ static int http_gc (lua_State *L) {
 ** upgrade (H->upgraded: what follows is not HTTP).
 */
 static size_t http_run (Http *H, const char *p, size_t n) {
-  size_t used = http_parser_execute(&H->P, &http_settings, p, n);
+  size_t used = http_parser_execute(&H->P, H->settings, p, n);
   enum http_errno e = HTTP_PARSER_ERRNO(&H->P);
   if (e == HPE_PAUSED) http_parser_pause(&H->P, 0);
   else if (e != HPE_OK) {
@@ -252,7 +248,7 @@ static int http_pusherror (lua_State *L, Http *H) {
 
 
 /* set field 'k' of the table on top to the bytes [p, p + n) */
-static void setlfield (lua_State *L, const char *k, const char *p, size_t n) {
+static void http_setlfield (lua_State *L, const char *k, const char *p, size_t n) {
   lua_pushlstring(L, p, n);
   lua_setfield(L, -2, k);
 }
@@ -286,18 +282,26 @@ static void http_pushheaders (lua_State *L, Work *W, int nheaders) {
 }
 
 
+/* what a request table says besides its bytes, taken before any push */
+typedef struct HttpReqInfo {
+  int method, minor, keep_alive, upgraded;
+} HttpReqInfo;
+
+
 /*
 ** Push the request table of the complete request in 'W' (target first in
-** W->msg, the body from 'body_at'). Only this call reads 'W'.
+** W->msg, the body from 'body_at'). Only this call reads 'W'; nothing of
+** the reader is read (a finalizer run by a push may read the next request
+** into it), so 'ri' holds its flags.
 */
-static void http_pushrequest (lua_State *L, Http *H, Work *W, size_t target_end,
-                              size_t body_at, int nheaders) {
+static void http_pushrequest (lua_State *L, const HttpReqInfo *ri, Work *W,
+                              size_t target_end, size_t body_at, int nheaders) {
   const char *t;
   size_t tn = target_end, pn, q;
   lua_createtable(L, 0, 9);
-  lua_pushstring(L, http_method_str((enum http_method)H->method));
+  lua_pushstring(L, http_method_str((enum http_method)ri->method));
   lua_setfield(L, -2, "method");
-  setlfield(L, "target", W->msg.p, tn);
+  http_setlfield(L, "target", W->msg.p, tn);
   t = W->msg.p;
   /* path and query: origin form "/p?q"; absolute form "http://h/p?q" */
   pn = 0;
@@ -311,20 +315,20 @@ static void http_pushrequest (lua_State *L, Http *H, Work *W, size_t target_end,
     }
   }
   while (pn < tn && t[pn] != '?' && t[pn] != '#') pn++;
-  if (pn == 0 && tn == 0) setlfield(L, "path", "/", 1);
-  else setlfield(L, "path", t, pn);
+  if (pn == 0 && tn == 0) http_setlfield(L, "path", "/", 1);
+  else http_setlfield(L, "path", t, pn);
   if (pn < tn && t[pn] == '?') {
     for (q = pn + 1; q < tn && t[q] != '#'; q++) ;
-    setlfield(L, "query", t + pn + 1, q - pn - 1);
+    http_setlfield(L, "query", t + pn + 1, q - pn - 1);
   }
-  lua_pushstring(L, H->minor ? "1.1" : "1.0");
+  lua_pushstring(L, ri->minor ? "1.1" : "1.0");
   lua_setfield(L, -2, "version");
   http_pushheaders(L, W, nheaders);
   lua_setfield(L, -2, "headers");
-  setlfield(L, "body", W->msg.p + body_at, W->msg.n - body_at);
-  lua_pushboolean(L, H->keep_alive && !H->upgraded);
+  http_setlfield(L, "body", W->msg.p + body_at, W->msg.n - body_at);
+  lua_pushboolean(L, ri->keep_alive && !ri->upgraded);
   lua_setfield(L, -2, "keep_alive");
-  lua_pushboolean(L, H->upgraded);
+  lua_pushboolean(L, ri->upgraded);
   lua_setfield(L, -2, "upgrade");
 }
 
@@ -340,13 +344,14 @@ static int http_next (lua_State *L) {
   const char *chunk = NULL;
   size_t len = 0, target_end, body_at;
   int nheaders;
+  HttpReqInfo ri;
   Work *W;
   Buf tmp;
   if (lua_gettop(L) >= 2 && !lua_isnil(L, 2)) chunk = luaL_checklstring(L, 2, &len);
   if (H->status) return http_pusherror(L, H);
   if (H->upgraded) return 0;
   if (H->parsing) {  /* a memory error left the parser between two states */
-    cb_fail(H, 500, "an earlier call failed (out of memory)");
+    http_fail(H, 500, "an earlier call failed (out of memory)");
     http_free(L, H);
     return http_pusherror(L, H);
   }
@@ -371,9 +376,13 @@ static int http_next (lua_State *L) {
   tmp = W->msg; W->msg = H->cur; H->cur = tmp;
   tmp = W->spans; W->spans = H->spans; H->spans = tmp;
   H->cur.n = H->spans.n = 0;
+  ri.method = H->method;
+  ri.minor = H->minor;
+  ri.keep_alive = H->keep_alive;
+  ri.upgraded = H->upgraded;
   if (H->upgraded) http_free(L, H);
   lua_pushliteral(L, "request");
-  http_pushrequest(L, H, W, target_end, body_at, nheaders);
+  http_pushrequest(L, &ri, W, target_end, body_at, nheaders);
   work_release(L, W);
   return 2;
 }
@@ -387,16 +396,18 @@ static int http_tostring (lua_State *L) {
 }
 
 
-/* raise on an option name the reader does not know (typos) */
-static void http_check_options (lua_State *L, int opts) {
-  static const char *const known[] = {"max_header_bytes", "max_headers",
-    "max_body_bytes", NULL};
+/*
+** Raise on an option name that is not in 'known' (typos); 'what' names the
+** constructor in the message.
+*/
+static void http_check_options (lua_State *L, int opts, const char *const *known,
+                                const char *what) {
   lua_pushnil(L);
   while (lua_next(L, opts)) {
     int i, ok = 0;
     const char *k = (lua_type(L, -2) == LUA_TSTRING) ? lua_tostring(L, -2) : "?";
     for (i = 0; known[i] != NULL; i++) ok |= (strcmp(known[i], k) == 0);
-    if (!ok) luaL_error(L, "unknown http_server option '%s'", k);
+    if (!ok) luaL_error(L, "unknown %s option '%s'", what, k);
     lua_pop(L, 1);
   }
 }
@@ -424,8 +435,10 @@ static int http_new (lua_State *L) {
   Http *H;
   if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
   luaL_checktype(L, 1, LUA_TTABLE);
+  static const char *const known[] = {"max_header_bytes", "max_headers",
+    "max_body_bytes", NULL};
   lua_settop(L, 1);
-  http_check_options(L, 1);
+  http_check_options(L, 1, known, "http_server");
   H = (Http *)lua_newuserdatauv(L, sizeof(Http), 1);
   memset(H, 0, sizeof(*H));   /* empty first: __gc is safe from here on */
   lua_pushvalue(L, lua_upvalueindex(1));
@@ -442,6 +455,7 @@ static int http_new (lua_State *L) {
                                        HTTP_DEF_BODY_BYTES, 0, (lua_Integer)1 << 30);
   http_parser_init(&H->P, HTTP_REQUEST);
   H->P.data = H;
+  H->settings = &http_settings;
   return 1;
 }
 
@@ -455,13 +469,6 @@ static int http_new (lua_State *L) {
 ** every argument is checked first, then no Lua code runs (raw table
 ** access only) until lua_pushlstring copies the bytes.
 */
-#define HTTP_OUT  (&((Codec *)lua_touserdata(L, lua_upvalueindex(3)))->out)
-
-typedef struct HttpHeader {
-  const char *k, *v;
-  size_t kn, vn;
-} HttpHeader;
-
 
 static int http_tchar (int c) {   /* RFC 9110 5.6.2 token characters */
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || num_isdigit(c) ||
@@ -550,21 +557,27 @@ static int http_checkheaders (lua_State *L, int arg, HttpHeader *hs, int room) {
 }
 
 
-static void http_addhead (lua_State *L, Buf *b, int status, const char *reason,
-                          HttpHeader *hs, int n) {
-  char line[32];
+/* the header lines of 'hs', sorted by name (the bytes are reproducible) */
+static void http_addheaders (lua_State *L, Buf *b, HttpHeader *hs, int n) {
   int i;
   qsort(hs, (size_t)n, sizeof(*hs), http_hcmp);
-  snprintf(line, sizeof(line), "HTTP/1.1 %d ", status);
-  buf_add(L, b, line, strlen(line));
-  buf_add(L, b, reason, strlen(reason));
-  buf_addlit(L, b, "\r\n");
   for (i = 0; i < n; i++) {
     buf_add(L, b, hs[i].k, hs[i].kn);
     buf_addlit(L, b, ": ");
     buf_add(L, b, hs[i].v, hs[i].vn);
     buf_addlit(L, b, "\r\n");
   }
+}
+
+
+static void http_addhead (lua_State *L, Buf *b, int status, const char *reason,
+                          HttpHeader *hs, int n) {
+  char line[32];
+  snprintf(line, sizeof(line), "HTTP/1.1 %d ", status);
+  buf_add(L, b, line, strlen(line));
+  buf_add(L, b, reason, strlen(reason));
+  buf_addlit(L, b, "\r\n");
+  http_addheaders(L, b, hs, n);
 }
 
 

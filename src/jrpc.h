@@ -6,7 +6,7 @@
 ** them, every type and every function that another file uses, so no
 ** file depends on the order in which core.c includes the others.
 ** Cross-file names carry their file's prefix (buf_, num_, ud_, scan_,
-** tolua_, enc_, work_, frame_, msg_, codec_, pd_, http_,
+** tolua_, enc_, work_, frame_, msg_, codec_, pd_, http_, hc_, tls_,
 ** crypto_); names without one are
 ** local to their file.
 */
@@ -29,6 +29,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -318,37 +320,93 @@ static void pd_open (lua_State *L);
 
 
 /* {======================================================
-** http.c — HTTP/1.1 requests in (jrpc.Http), responses out
+** http.c — HTTP/1.1 requests in (jrpc.Http), responses out; the
+** parser plumbing http_client.c shares
 ** ======================================================= */
 typedef struct Http {
   UdHead h;
   http_parser P;       /* P.data: this Http */
+  const http_parser_settings *settings;   /* the server's or the client's */
   lua_State *L;        /* the caller's state, for the callbacks' buffers */
-  Buf in;              /* bytes after a complete request; [off, n) unread */
+  Buf in;              /* bytes after a complete message; [off, n) unread */
   size_t off;
-  Buf cur;             /* the request being read: target, headers, body */
+  Buf cur;             /* the message being read: target/reason, headers, body */
   Buf spans;           /* its headers (HttpSpan, offsets into cur) */
   size_t max_header_bytes, max_body_bytes;
   int max_headers;
-  size_t head_bytes;   /* of the request being read */
+  size_t head_bytes;   /* of the message being read */
   size_t target_end, body_at;
   int nheaders;
   int in_value;        /* the last header callback was a value */
   int in_body;         /* headers done: later header callbacks are trailers */
-  int done;            /* a complete request is in cur */
+  int done;            /* a complete message is in cur */
   int keep_alive, method, minor;
   int upgraded;        /* an Upgrade/CONNECT request: nothing more is read */
   int parsing;         /* set while the parser runs (a memory error left it) */
+  int response;        /* 1: a response reader (http_client.c) */
   int status;          /* the request cannot be served: this status, */
   const char *errmsg;  /* and why (static) */
   Work *work;          /* the resident Work (user value 1), or NULL */
 } Http;
 
+/* a header in 'spans': offsets into 'cur' */
+typedef struct HttpSpan {
+  size_t name, value, end;   /* name is [name, value), value [value, end) */
+} HttpSpan;
+
+/* a header given to a writer */
+typedef struct HttpHeader {
+  const char *k, *v;
+  size_t kn, vn;
+} HttpHeader;
+
+#define HTTP_MAX_WRITE_HEADERS 64    /* headers a writer takes */
+
+/* the writers' output: the scratch codec's 'out' (module upvalue 3) */
+#define HTTP_OUT  (&((Codec *)lua_touserdata(L, lua_upvalueindex(3)))->out)
+
+static Http *http_of (http_parser *P);
+static int http_fail (Http *H, int status, const char *msg);
+static int http_headbytes (Http *H, size_t len);
+static int http_on_message_begin (http_parser *P);
+static int http_on_header_field (http_parser *P, const char *at, size_t len);
+static int http_on_header_value (http_parser *P, const char *at, size_t len);
+static void http_free (lua_State *L, Http *H);
+static size_t http_run (Http *H, const char *p, size_t n);
+static void http_keep (lua_State *L, Http *H, const char *p, size_t n);
+static void http_parse (lua_State *L, Http *H, const char *chunk, size_t len);
+static void http_setlfield (lua_State *L, const char *k, const char *p,
+                            size_t n);
+static void http_pushheaders (lua_State *L, Work *W, int nheaders);
+static void http_check_options (lua_State *L, int opts,
+                                const char *const *known, const char *what);
+static lua_Integer http_opt (lua_State *L, int opts, const char *name,
+                             lua_Integer def, lua_Integer lo, lua_Integer hi);
+static int http_tchar (int c);
+static int http_casecmp (const char *a, size_t an, const char *b, size_t bn);
+static int http_checkheaders (lua_State *L, int arg, HttpHeader *hs, int room);
+static void http_addheaders (lua_State *L, Buf *b, HttpHeader *hs, int n);
+static int http_pushout (lua_State *L, Buf *b);
 static void http_open (lua_State *L);
 static int http_response (lua_State *L);
 static int http_stream_head (lua_State *L);
 static int http_chunk (lua_State *L);
 static int sse_event (lua_State *L);
+/* }====================================================== */
+
+
+/* {======================================================
+** http_client.c — HTTP/1.1 responses in (jrpc.HttpClient), requests out
+** ======================================================= */
+static void hc_open (lua_State *L);
+static int hc_request (lua_State *L);
+/* }====================================================== */
+
+
+/* {======================================================
+** tls.c — a TLS client over memory BIOs (jrpc.Tls), on libssl
+** ======================================================= */
+static void tls_open (lua_State *L);
 /* }====================================================== */
 
 

@@ -6,7 +6,8 @@
 ** Compiles src/core.c in and runs the core session of SESSION.lua
 ** (spec/host/allocfail.lua: codecs in both framings, requests, batches,
 ** responses, invalid input, writers, a pending table, decode/encode, the
-** HTTP reader and writers, crypto) in a
+** HTTP reader and writers, the HTTP response reader and request writer,
+** a TLS client's first steps, crypto) in a
 ** fresh lua_State whose allocator fails the Nth allocation request, for
 ** every N from 1 to the number of requests a run without failures makes,
 ** in two modes:

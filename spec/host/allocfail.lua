@@ -190,6 +190,38 @@ do
 end
 -- }=========================================================================
 
+-- {=================== HTTP client reader, request writer, TLS client =======
+do
+  local r = core.http_client{ max_body_bytes = 64 }
+  local resp = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nSet-Cookie: a\r\nSet-Cookie: b\r\n"
+    .. "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nHTTP/1.1 204 No Content\r\nX: 1\r\n\r\n"
+  for i = 1, #resp, 9 do
+    local kind, v = r:next(resp:sub(i, i + 8))
+    while kind do
+      rec("http_client", kind, v)
+      kind, v = r:next()
+    end
+  end
+  rec("http_client", r:next("HTTP/1.1 200 OK\r\nContent-Length: 65\r\n\r\n"))
+  rec("http_client", r:next())
+  local r2 = core.http_client{}
+  rec("http_client", r2:next("HTTP/1.0 200 OK\r\n\r\nuntil close"))
+  rec("http_client", r2:next())
+  r2:finish()
+  rec("http_client", r2:next())
+  rec("http_request", core.http_request("POST", "/mcp", { Host = "h", ["Content-Type"] = "application/json" }, "{}"))
+  local t = core.tls_client{ host = "example.org", verify = false }
+  rec("tls", t:handshake(), #t:outgoing() > 100, t:outgoing())
+  t:feed("HTTP/1.1 400 Bad Request\r\n\r\n")
+  rec("tls", t:handshake())
+  rec("tls", t:read())
+  local t2 = core.tls_client{ host = "127.0.0.1", verify = false }  -- left to the collector
+  rec("tls", t2:handshake(), tostring(t2))
+  t:close()
+  rec("tls", tostring(t))
+end
+-- }=========================================================================
+
 -- {=================== garbage: finalizers at collection and at close ======
 for _ = 1, 3 do
   local c = core.codec{ framing = "lsp" }

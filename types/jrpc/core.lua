@@ -105,6 +105,50 @@ function core.http_chunk(bytes) end
 ---@return string
 function core.sse_event(json, id) end
 
+---@class jrpc.HttpClientOptions
+---@field max_header_bytes? integer  64 to 81920, default 16384: reason phrase + header names and values + 4 per header
+---@field max_headers? integer       1 to 1000, default 100
+---@field max_body_bytes? integer|false  0 to 2^31-1, default 16 MiB, for the whole body of one response; false: no limit
+
+---@class jrpc.HttpResponseHead
+---@field status integer              200, 404, ... (1xx interim responses but 101 are skipped)
+---@field reason string               the reason phrase as sent ("" when none)
+---@field version "1.0"|"1.1"
+---@field headers table<string, string>  names lower-cased; repeats joined with ", " (cookie: "; ")
+---@field raw_headers string[][]      every field line in order, `{name, value}` (names lower-cased): repeats kept (set-cookie)
+---@field keep_alive boolean          what the head says; the "done" event has the final word
+
+--- A sans-I/O HTTP/1.1 response reader for one client connection (http-parser,
+--- HTTP_RESPONSE mode): responses one after another on a kept-alive connection.
+---@param opts? jrpc.HttpClientOptions
+---@return jrpc.HttpClient
+function core.http_client(opts) end
+
+--- An HTTP/1.1 request: request line, headers (sorted by name; exactly one Host is
+--- required), then `Content-Length` and the body when `body` is given (`""` too). Raises for
+--- a method that is not a token, a target with spaces or control characters, a bad header,
+--- or a Content-Length/Transfer-Encoding header (the writer's).
+---@param method string           "GET", "POST", ...
+---@param target string           "/mcp?x=1" (origin form)
+---@param headers table<string, string>
+---@param body? string
+---@return string
+function core.http_request(method, target, headers, body) end
+
+---@class jrpc.TlsOptions
+---@field host? string     the server's name (SNI and the certificate check) or IP address (checked against the certificate's IP addresses); required unless verify = false
+---@field ca_file? string  PEM file of the CAs to trust instead of the system store
+---@field verify? boolean  default true; false: no certificate checks at all (only when asked)
+
+--- A sans-I/O TLS client (libssl over memory BIOs, TLS 1.2 or later): network bytes in
+--- with `feed`, plaintext out with `read`; plaintext in with `write`, network bytes out
+--- with `outgoing`. nil and why when the CA file or the system store cannot be loaded;
+--- raises for bad options.
+---@param opts jrpc.TlsOptions
+---@return jrpc.Tls|nil tls
+---@return string|nil msg
+function core.tls_client(opts) end
+
 --- HMAC-SHA-256 of `msg` under `key` (libcrypto): 32 raw bytes.
 ---@param key string
 ---@param msg string
@@ -241,6 +285,71 @@ local Http = {}
 ---@return jrpc.HttpRequest|integer|nil req_or_status
 ---@return string|nil message
 function Http:next(chunk) end
+
+---@class jrpc.HttpClient
+local HttpClient = {}
+
+--- Feed `chunk` (when given), then the next event of the response being read:
+--- `"head", head`; `"body", bytes` (de-chunked, as they arrive: call again, there may be
+--- more); `"done", keep_alive` (the response ended; false: close the connection); nothing
+--- when more bytes are needed; or nil and why: "malformed response: <http-parser's
+--- reason>", "response header fields too large", "too many response header fields",
+--- "response body too large", "connection closed before the response ended" (every later
+--- call gives the same).
+---@param chunk? string
+---@return "head"|"body"|"done"|nil kind
+---@return jrpc.HttpResponseHead|string|boolean|nil value
+function HttpClient:next(chunk) end
+
+--- The connection ended (EOF): a body read until the close ends here, a response cut
+--- short fails. Call `next` after it for the events.
+function HttpClient:finish() end
+
+--- The response being read (or the next) answers a HEAD request: it has no body.
+function HttpClient:no_body() end
+
+---@class jrpc.Tls
+local Tls = {}
+
+--- Drive the handshake: true when done; false when it needs the peer's answer (send
+--- `outgoing()`, `feed` what comes back, call again); nil and why when refused, e.g.
+--- "certificate verify failed: unable to get local issuer certificate",
+--- "certificate verify failed: hostname mismatch", "TLS handshake failed: <libssl's reason>".
+---@return boolean|nil done
+---@return string|nil msg
+function Tls:handshake() end
+
+--- Bytes that came from the network.
+---@param bytes string
+function Tls:feed(bytes) end
+
+--- The plaintext fed so far (maybe ""), and true once the peer closed the session
+--- (close_notify); nil and why after a failure. Raises before the handshake is done.
+---@return string|nil plaintext
+---@return boolean|string closed_or_msg
+function Tls:read() end
+
+--- Encrypt `plaintext` for the peer (then send `outgoing()`): true, or nil and why.
+--- Raises before the handshake is done.
+---@param plaintext string
+---@return boolean|nil ok
+---@return string|nil msg
+function Tls:write(plaintext) end
+
+--- The bytes to send to the network now ("" when none). Call after every other method.
+---@return string
+function Tls:outgoing() end
+
+--- Queue a close_notify for the peer (then send `outgoing()`).
+function Tls:shutdown() end
+
+--- The session after the handshake: `{version = "TLSv1.3", cipher = "...", verified = true}`.
+---@return table|nil info
+---@return string|nil msg
+function Tls:info() end
+
+--- Free the session now (idempotent); any other method then raises "jrpc.Tls is closed".
+function Tls:close() end
 
 ---@class jrpc.lineread
 local lineread = {}
