@@ -321,6 +321,98 @@ end)
 -- }======================================================================
 
 -- {======================================================================
+-- subscriptions/listen, against a server scripted in sh (no fixture
+-- server of ours serves listen on stdio yet)
+-- =======================================================================
+
+describe("jrpc.mcp.client listen", function()
+  local TAG = '"_meta":{"io.modelcontextprotocol/subscriptionId":1}'
+  local ACK = '{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":'
+    .. '{"notifications":{"toolsListChanged":true},' .. TAG .. '}}'
+  local CHANGED = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{' .. TAG .. '}}'
+  local UNTAGGED = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}'
+
+  -- A server that reads the listen request, prints `lines`, then copies
+  -- what the client sends next to its stderr.
+  local function server(lines)
+    local script = "read req; echo \"$req\" >&2; printf '%s\\n' " .. table.concat((function()
+      local q = {}
+      for i, l in ipairs(lines) do q[i] = "'" .. l .. "'" end
+      return q
+    end)(), " ") .. "; while read more; do echo \"$more\" >&2; done"
+    return { cmd = "/bin/sh", args = { "-c", script } }
+  end
+
+  local function listen_on(lines, extra)
+    local events, ended, others = {}, {}, {}
+    local opts = { era = "modern", on_notification = function(m) others[#others + 1] = m end }
+    for k, v in pairs(extra or {}) do opts[k] = v end
+    local client = connect(server(lines), opts)
+    local listen = assert(client:listen({ toolsListChanged = true }, function(method, params)
+      events[#events + 1] = { method, params.notifications }
+    end, function(err, result) ended[#ended + 1] = { err and err.code, err and err.message, result } end))
+    return client, listen, events, ended, others
+  end
+
+  it("delivers the acknowledgement and tagged notifications, and ends on the server's cancel", function()
+    S.run(function()
+      local client, listen, events, ended, others = listen_on({ ACK, CHANGED, UNTAGGED,
+        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"bye"}}' })
+      assert.is_true(S.wait_until(function() return #ended == 1 end))
+      assert.same(1, listen.id)
+      assert.same({ { "notifications/subscriptions/acknowledged", { toolsListChanged = true } },
+        { "notifications/tools/list_changed" } }, events)
+      assert.same({ "notifications/tools/list_changed" }, others)  -- untagged: not the listen's
+      assert.same({ { "ended_by_server", "bye" } }, ended)
+      S.wait_until(function() return client:stderr_text():find("\n.*\n") ~= nil end, 1)
+      local req = jrpc.decode(client:stderr_text():match("^[^\n]*"))
+      assert.same({ "subscriptions/listen", { toolsListChanged = true }, "2026-07-28" }, { req.method,
+        req.params.notifications, req.params._meta["io.modelcontextprotocol/protocolVersion"] })
+      client:close()
+    end)
+  end)
+
+  it("ends with the server's result", function()
+    S.run(function()
+      local client, _, events, ended = listen_on({ ACK,
+        '{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",' .. TAG .. '}}' })
+      assert.is_true(S.wait_until(function() return #ended == 1 end))
+      assert.same(1, #events)
+      assert.same({ nil, nil, "complete" }, { ended[1][1], ended[1][2], ended[1][3].resultType })
+      client:close()
+    end)
+  end)
+
+  it("is cancelled by the client with notifications/cancelled", function()
+    S.run(function()
+      local client, listen, events, ended = listen_on({ ACK })
+      assert.is_true(S.wait_until(function() return #events == 1 end))
+      assert.is_true(listen:cancel("done"))
+      assert.same({ { "cancelled", "done" } }, ended)
+      assert.is_true(S.wait_until(function() return select(2, client:stderr_text():gsub("\n", "")) >= 2 end))
+      local cancel = jrpc.decode(client:stderr_text():match("\n([^\n]*)\n"))
+      assert.same({ method = "notifications/cancelled", params = { requestId = 1, reason = "done" }, jsonrpc = "2.0" },
+        cancel)
+      assert.is_false(listen:cancel())
+      client:close()
+    end)
+  end)
+
+  it("is refused on a legacy server", function()
+    S.run(function()
+      local client = connect(EVERYTHING, { era = "legacy" })
+      local listen, err = client:listen({}, function() end)
+      assert.is_nil(listen)
+      assert.same({ "unsupported", "subscriptions/listen needs the 2026-07-28 era; the server speaks 2025-11-25" },
+        { err.code, err.message })
+      client:close()
+    end)
+  end)
+end)
+
+-- }======================================================================
+
+-- {======================================================================
 -- Rules against a scripted transport (in process, on the loop's timers)
 -- =======================================================================
 
