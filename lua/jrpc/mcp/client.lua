@@ -94,26 +94,45 @@ function Client:era(callback)
   return invoke(self, function() return era.ensure(self) end, callback)
 end
 
-local function lister(method)
-  return function(self, opts, callback)
-    if type(opts) == "function" then opts, callback = nil, opts end
-    opts = opts or {}
-    return invoke(self, function()
-      local verdict, err = era.ensure(self)
-      if not verdict then return nil, err end
-      return lists.list(self, method, opts)
-    end, callback)
-  end
+-- Every page of a list (the era first), coroutine or callback.
+local function list(client, method, opts, callback)
+  if type(opts) == "function" then opts, callback = nil, opts end
+  opts = opts or {}
+  return invoke(client, function()
+    local verdict, err = era.ensure(client)
+    if not verdict then return nil, err end
+    return lists.list(client, method, opts)
+  end, callback)
 end
 
---- Every tool (all pages). `opts`: call options, max_pages, fresh.
-Client.list_tools = lister("tools/list")
+--- Every tool (all pages): the list of Tool objects. `opts`: the call
+--- options, `max_pages`, `fresh` (skip the cache).
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, tools: table[]|nil)
+function Client:list_tools(opts, callback)
+  return list(self, "tools/list", opts, callback)
+end
+
 --- Every resource (all pages).
-Client.list_resources = lister("resources/list")
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, resources: table[]|nil)
+function Client:list_resources(opts, callback)
+  return list(self, "resources/list", opts, callback)
+end
+
 --- Every resource template (all pages).
-Client.list_resource_templates = lister("resources/templates/list")
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, templates: table[]|nil)
+function Client:list_resource_templates(opts, callback)
+  return list(self, "resources/templates/list", opts, callback)
+end
+
 --- Every prompt (all pages).
-Client.list_prompts = lister("prompts/list")
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, prompts: table[]|nil)
+function Client:list_prompts(opts, callback)
+  return list(self, "prompts/list", opts, callback)
+end
 
 --- Call a tool: the CallToolResult (a tool's own failure is a result with
 --- `isError = true`, not an error). `opts`: timeout, max_timeout,
@@ -128,11 +147,18 @@ function Client:call_tool(name, arguments, opts, callback)
 end
 
 --- Read a resource: the ReadResourceResult (`contents`).
+---@param uri string
+---@param opts? table  call options (as call_tool)
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
 function Client:read_resource(uri, opts, callback)
   return call_method(self, "resources/read", { uri = uri }, opts, callback)
 end
 
 --- Get a prompt: the GetPromptResult (`messages`).
+---@param name string
+---@param arguments? table<string, string>
+---@param opts? table  call options (as call_tool)
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
 function Client:get_prompt(name, arguments, opts, callback)
   return call_method(self, "prompts/get", { name = name, arguments = arguments }, opts, callback)
 end
@@ -140,13 +166,22 @@ end
 --- Completion: `ref` (`{type = "ref/prompt", name}` or `{type =
 --- "ref/resource", uri}`), `argument` (`{name, value}`), `opts.context`
 --- (`{arguments}`); the result's `completion` (`{values, total?, hasMore?}`).
+---@param ref table
+---@param argument table
+---@param opts? table  call options, plus `context`
+---@param callback? fun(err: jrpc.Error|nil, completion: table|nil)
 function Client:complete(ref, argument, opts, callback)
   if type(opts) == "function" then opts, callback = nil, opts end
   return call_method(self, "completion/complete", { ref = ref, argument = argument,
     context = opts and opts.context }, opts, callback, function(result) return result.completion end)
 end
 
---- Any other request, with the era's `_meta` and the same rules.
+--- Any other request, with the era's `_meta` and the same rules
+--- (timeout, progress, MRTR, resultType): its result.
+---@param method string
+---@param params? table
+---@param opts? table  call options (as call_tool)
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
 function Client:request(method, params, opts, callback)
   return call_method(self, method, params, opts, callback)
 end
@@ -155,6 +190,11 @@ end
 --- object; `on_event(method, params, meta)` gets each notification (the
 --- acknowledgement first), `on_end(err, result)` once. Returns the listen
 --- handle (`id`, `cancel(reason)`) or nil and an error.
+---@param filter? table
+---@param on_event fun(method: string, params: any, meta: table|nil)
+---@param on_end? fun(err: jrpc.Error|nil, result: table|nil)
+---@param callback? fun(err: jrpc.Error|nil, listen: jrpc.mcp.Listen|nil)
+---@return jrpc.mcp.Listen|nil
 function Client:listen(filter, on_event, on_end, callback)
   if type(on_event) ~= "function" then error("listen: on_event must be a function", 2) end
   return invoke(self, function()

@@ -204,6 +204,7 @@ function Handle:cancel(reason)
 end
 
 --- True once the call settled.
+---@return boolean
 function Handle:settled()
   return self._call.done == true
 end
