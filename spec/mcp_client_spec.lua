@@ -187,6 +187,8 @@ for _, mode in ipairs{ "modern", "legacy", "detected" } do
         local _, e2 = client:call_tool("test_tool_with_progress", {}, { timeout = 0.1, max_timeout = 0.12,
           on_progress = function() end })
         assert.same("timeout", e2.code)
+        local _, e3 = client:call_tool("test_tool_with_progress", {}, { timeout = false, max_timeout = 0.05 })
+        assert.same("timeout", e3.code)
         client:close()
       end, 20)
     end)
@@ -313,6 +315,8 @@ describe("jrpc.mcp.client against @modelcontextprotocol/server-everything 2026.8
       assert.same(7, #assert(client:list_resources()))
       assert.same("demo://resource/static/document/architecture.md",
         assert(client:read_resource("demo://resource/static/document/architecture.md")).contents[1].uri)
+      -- its stderr went to the pipe, not into the protocol
+      assert.same("Starting default (STDIO) server...\n", client:stderr_text())
       client:close()
     end, 30)
   end)

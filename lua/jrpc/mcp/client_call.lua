@@ -73,12 +73,12 @@ local function give_up(call, why)
   if call.id ~= nil then call.transport:cancel(call.id, why.message) end
 end
 
--- Arm the timer for `seconds`, never past the hard maximum.
+-- Arm the timer for `seconds` (false: none), never past the round's hard maximum.
 local function arm(call, seconds)
   stop_timer(call)
-  if not seconds then return end
+  if not seconds and not call.hard_deadline then return end
   local now = call.transport:now()
-  if call.hard_deadline then seconds = math.min(seconds, call.hard_deadline - now) end
+  if call.hard_deadline then seconds = math.min(seconds or math.huge, call.hard_deadline - now) end
   if seconds < 0 then seconds = 0 end
   call.timer = call.transport:after(seconds, function()
     call.timer = nil
@@ -140,6 +140,8 @@ local function round(call, retry)
   local result, err
   for attempt = 1, 2 do
     if call.why then return nil, call.why end
+    -- the hard maximum bounds each request, not the user's time answering between rounds
+    if call.max_timeout then call.hard_deadline = call.transport:now() + call.max_timeout end
     arm(call, call.timeout)
     result, err = M.await(call.log, function(done)
       call.id = call.transport:request(call.method, round_params(call, retry), done)
@@ -238,7 +240,6 @@ end
 ---@return jrpc.Error|nil err
 function Call:run()
   local client = self.client
-  if self.max_timeout then self.hard_deadline = self.transport:now() + self.max_timeout end
   if self.on_progress then
     self.token = mint_token(client)
     client._progress[self.token] = self
