@@ -100,6 +100,15 @@ end
 
 ACTIONS["sse-retry"] = ACTIONS["elicitation-sep1034-client-defaults"]
 
+-- (not scored) the focal tool's inputSchema, echoed back as the client keeps it
+ACTIONS["json-schema-2020-12-preservation"] = function(client)
+  for _, tool in each(check("tools/list", client:list_tools())) do
+    if tool.name == "json_schema_2020_12_tool" then
+      check("json_schema_echo", client:call_tool("json_schema_echo", { schema = tool.inputSchema }))
+    end
+  end
+end
+
 loop:run(function()
   local client = assert(mcp_client.connect(loop, {
     transport = curl_transport.opener(loop, url),
