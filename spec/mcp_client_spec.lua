@@ -325,6 +325,53 @@ end)
 -- }======================================================================
 
 -- {======================================================================
+-- The same client over the curl stand-in HTTP transport (the seam's
+-- second filling), against everything_server.lua --http, both eras
+-- =======================================================================
+
+describe("jrpc.mcp.client over Streamable HTTP (examples/mcp/curl_transport.lua)", function()
+  package.path = "examples/mcp/?.lua;" .. package.path
+  local curl_transport = require "curl_transport"
+
+  local function http_server()
+    local log = { text = "" }
+    assert(S.spawn{ cmd = S.INTERP, args = { "examples/mcp/everything_server.lua", "--http", "127.0.0.1:0" },
+      stderr = function(chunk) log.text = log.text .. chunk end })
+    assert(S.wait_until(function() return log.text:find("\n") ~= nil end, 5), "no listening line: " .. log.text)
+    return assert(log.text:match("^listening on (http://127%.0%.0%.1:%d+/mcp)\n"), log.text)
+  end
+
+  for _, era in ipairs{ "modern", "legacy" } do
+    it("lists, calls with progress, reads and answers the server (" .. era .. ")", function()
+      S.run(function()
+        local asked, cbs = user()
+        cbs.era, cbs.transport = era, curl_transport.opener(S.loop, http_server())
+        local client = assert(mcp_client.connect(S.loop, cbs))
+        assert.same(era == "modern" and "2026-07-28" or "2025-11-25", assert(client:era()).version)
+        assert.same(TOOLS, names(assert(client:list_tools())))
+        local seen = {}
+        local done = assert(client:call_tool("test_tool_with_progress", {}, {
+          on_progress = function(p, total, message) seen[#seen + 1] = { p, total, message } end }))
+        assert.same({ "Progress test completed", PROGRESS }, { text(done), seen })
+        assert.same("This is the content of the static text resource.",
+          assert(client:read_resource("test://static-text")).contents[1].text)
+        if era == "modern" then
+          assert.same("Both rounds done.", text(assert(client:call_tool("test_input_required_result_multi_round"))))
+          assert.same({ "What is your name?", "What is your favourite colour?" }, asked)
+        else
+          -- asked on the call's own SSE stream, answered with a POST of ours
+          assert.same("LLM response: Paris", text(assert(client:call_tool("test_sampling", { prompt = "Capital?" }))))
+          assert.same({ "sampling: Capital?" }, asked)
+        end
+        client:close()
+      end, 20)
+    end)
+  end
+end)
+
+-- }======================================================================
+
+-- {======================================================================
 -- subscriptions/listen, against a server scripted in sh (no fixture
 -- server of ours serves listen on stdio yet)
 -- =======================================================================
