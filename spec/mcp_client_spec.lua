@@ -174,25 +174,6 @@ for _, mode in ipairs{ "modern", "legacy", "detected" } do
       end, 20)
     end)
 
-    it("extends a call's timeout on progress, up to the hard maximum", function()
-      S.run(function()
-        local client = connect(EVERYTHING, { era = era_opt })
-        assert(client:era())
-        -- the tool reports progress every 50 ms and ends after about 150 ms
-        local ok = client:call_tool("test_tool_with_progress", {}, { timeout = 0.1, on_progress = function() end })
-        assert.same("Progress test completed", text(ok))
-        local _, e1 = client:call_tool("test_tool_with_progress", {}, { timeout = 0.1,
-          extend_on_progress = false, on_progress = function() end })
-        assert.same("timeout", e1.code)
-        local _, e2 = client:call_tool("test_tool_with_progress", {}, { timeout = 0.1, max_timeout = 0.12,
-          on_progress = function() end })
-        assert.same("timeout", e2.code)
-        local _, e3 = client:call_tool("test_tool_with_progress", {}, { timeout = false, max_timeout = 0.05 })
-        assert.same("timeout", e3.code)
-        client:close()
-      end, 20)
-    end)
-
     it("cancels through the handle: notifications/cancelled, settled at once, the late result dropped", function()
       S.run(function()
         local sent = {}
@@ -372,11 +353,11 @@ end)
 -- }======================================================================
 
 -- {======================================================================
--- subscriptions/listen, against a server scripted in sh (no fixture
+-- subscriptions/listen and timeouts, against servers scripted in sh (no fixture
 -- server of ours serves listen on stdio yet)
 -- =======================================================================
 
-describe("jrpc.mcp.client listen", function()
+describe("jrpc.mcp.client against servers scripted in sh (listen, timeouts)", function()
   local TAG = '"_meta":{"io.modelcontextprotocol/subscriptionId":1}'
   local ACK = '{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":'
     .. '{"notifications":{"toolsListChanged":true},' .. TAG .. '}}'
@@ -447,6 +428,34 @@ describe("jrpc.mcp.client listen", function()
       assert.is_false(listen:cancel())
       client:close()
     end)
+  end)
+
+  -- A tool that reports progress every 0.3 s and answers after 1.2 s (the
+  -- first request of a pinned-modern client is id 1, its token jrpc-progress-1).
+  local SLOW = { cmd = "/bin/sh", args = { "-c", "read req; for p in 1 2 3 4; do sleep 0.3; "
+    .. "echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+    .. "{\"progressToken\":\"jrpc-progress-1\",\"progress\":'$p',\"total\":4}}'; done; "
+    .. "echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"complete\",\"content\":[]}}'; "
+    .. "while read more; do :; done" } }
+
+  it("extends a call's timeout on progress, up to the hard maximum", function()
+    S.run(function()
+      local function slow_call(opts)
+        local seen = {}
+        opts.on_progress = function(p) seen[#seen + 1] = p end
+        local client = connect(SLOW, { era = "modern" })
+        local result, err = client:call_tool("slow", {}, opts)
+        client:close(0)
+        return result and "done" or err.code, seen
+      end
+      assert.same({ "done", { 1, 2, 3, 4 } }, { slow_call{ timeout = 0.6 } })
+      -- progress 1 at 0.3 s; the next at 0.6 s comes after the timeout
+      assert.same({ "timeout", { 1 } }, { slow_call{ timeout = 0.45, extend_on_progress = false } })
+      -- progress keeps it alive until the hard maximum, long before the 1.2 s answer
+      local code, seen = slow_call{ timeout = 0.6, max_timeout = 0.8 }
+      assert.same({ "timeout", true }, { code, #seen >= 1 and #seen <= 2 })
+      assert.same("timeout", (slow_call{ timeout = false, max_timeout = 0.4 }))
+    end, 20)
   end)
 
   it("is refused on a legacy server", function()
