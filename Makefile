@@ -166,13 +166,19 @@ $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-loc
 # test-conformance: the suite's 2026-07-28 requirements (37 scored
 # scenarios) and 2025-11-25 ones (30 scored; the legacy HTTP session)
 # against examples/mcp/everything_server.lua over Streamable HTTP, under
-# both interpreters.
+# both interpreters; then the client scenarios of both (7 scored non-auth
+# for 2026-07-28, 4 for 2025-11-25; auth/* are expected failures: no OAuth)
+# against examples/mcp/conformance_client.lua (spec/mcp/conformance_client.sh).
 .PHONY: test-conformance
 test-conformance: all conformance-deps
 	bash spec/mcp/conformance.sh 2026-07-28 lua5.4
 	bash spec/mcp/conformance.sh 2026-07-28 luajit
 	bash spec/mcp/conformance.sh 2025-11-25 lua5.4
 	bash spec/mcp/conformance.sh 2025-11-25 luajit
+	bash spec/mcp/conformance_client.sh 2026-07-28 lua5.4
+	bash spec/mcp/conformance_client.sh 2026-07-28 luajit
+	bash spec/mcp/conformance_client.sh 2025-11-25 lua5.4
+	bash spec/mcp/conformance_client.sh 2025-11-25 luajit
 # }====================================================================
 
 lint:

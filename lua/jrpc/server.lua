@@ -291,7 +291,8 @@ local function on_cancel(peer, params)
   local ctx = id ~= nil and peer._srv.by_id[id]
   if not ctx then  -- finished already or unknown: races are normal (routine)
     peer._srv.unknown_cancels = peer._srv.unknown_cancels + 1
-    return peer:debug(function() return "cancel for unknown or finished request " .. tostring(id) end)
+    peer:debug(function() return "cancel for unknown or finished request " .. tostring(id) end)
+    return false
   end
   ctx._cancelled = true
   untrack(peer, ctx)
@@ -309,8 +310,12 @@ end
 function M.notification(peer, method, params, inplace)
   local srv = peer._srv
   srv.handled = srv.handled + 1
-  if method == peer._profile.cancel_method then return on_cancel(peer, params) end
   local fn = srv.handlers[method]
+  -- a cancel for none of our handlers may still matter to a handler of
+  -- the cancel method: an MCP server ends a client's listen stream so
+  if method == peer._profile.cancel_method and (on_cancel(peer, params) ~= false or fn == nil) then
+    return
+  end
   if fn == nil then
     -- routine ($/progress, publishDiagnostics nobody asked for): counted, not logged
     srv.dropped_notifications = srv.dropped_notifications + 1

@@ -1,7 +1,7 @@
 --- The MCP protocol facts both sides need: versions, the `_meta` keys,
 -- `resultType`, the error codes and their constructors, log levels, and the
--- validation of a modern request's `_meta`. No state: the server (and the
--- client, later) share this module; nothing here talks to a peer.
+-- validation of a modern request's `_meta`. No state: the server and the
+-- client share this module; nothing here talks to a peer.
 local errors = require "jrpc.errors"
 
 local M = {}
@@ -143,6 +143,45 @@ function M.check_meta(meta)
   local info = meta[k.client_info]
   return { version = version, capabilities = caps, info = type(info) == "table" and info or nil,
     log_level = level }
+end
+
+--- A modern request's `_meta`: the version, the capabilities and (when
+--- given) the client's identity, the keys `check_meta` reads. The client
+--- builds every 2026-07-28 request's `_meta` here.
+---@param version string
+---@param capabilities table  a ClientCapabilities object (encode `{}` as an object)
+---@param info? table  Implementation `{name, version, ...}`
+---@return table
+function M.request_meta(version, capabilities, info)
+  local k = M.keys
+  return { [k.protocol_version] = version, [k.client_capabilities] = capabilities,
+    [k.client_info] = info }
+end
+
+--- What a result's `resultType` says: "complete" (also when it is absent:
+--- legacy servers send none) or "input_required"; any other value is
+--- invalid (nil and a message), as 2026-07-28 tells a client to treat it.
+---@param result any
+---@return string|nil kind
+---@return string|nil why
+function M.result_kind(result)
+  if type(result) ~= "table" then return nil, "the result is not an object" end
+  local kind = result.resultType
+  if kind == nil or kind == M.result_types.complete then return M.result_types.complete end
+  if kind == M.result_types.input_required then return kind end
+  return nil, "unknown resultType " .. (type(kind) == "string" and ("%q"):format(kind) or tostring(kind))
+end
+
+--- A modern version both we and a server (its `supported` list, from
+--- -32022's data or `server/discover`) speak, newest of ours first, or nil.
+---@param supported any
+---@return string|nil
+function M.mutual_modern(supported)
+  if type(supported) ~= "table" then return nil end
+  for _, ours in ipairs(M.MODERN_VERSIONS) do
+    if member(supported, ours) then return ours end
+  end
+  return nil
 end
 
 --- The capabilities in `required` (a ClientCapabilities-shaped table) that

@@ -1,0 +1,295 @@
+--- `jrpc.mcp.client`: an MCP client of both eras on a jrpc.uv loop.
+--
+--     local client = assert(require("jrpc.mcp.client").connect(loop,
+--       { cmd = "lua5.4", args = { "examples/mcp/everything_server.lua" } }))
+--     for _, tool in ipairs(assert(client:list_tools())) do print(tool.name) end
+--     print(client:call_tool("test_simple_text", {}).content[1].text)
+--
+-- Every call waits like a blocking call inside a coroutine (returns the
+-- result, or nil and a jrpc.Error) and takes a callback `fn(err, result)`
+-- outside one. The parts, each the owner of its state:
+--   client_era     which era the server speaks (probed once, cached)
+--   client_call    one call: timeout, progress, cancel handle, MRTR rounds
+--   client_input   the user's elicitation/sampling/roots callbacks
+--   client_lists   pagination and the ttlMs cache
+--   client_listen  subscriptions/listen
+--   client_stdio   the transport (the seam a Streamable HTTP one fills too)
+local core = require "jrpc.core"
+local errors = require "jrpc.errors"
+local workers = require "jrpc.workers"
+local logs = require "jrpc.log"
+local era = require "jrpc.mcp.client_era"
+local calls = require "jrpc.mcp.client_call"
+local input = require "jrpc.mcp.client_input"
+local lists = require "jrpc.mcp.client_lists"
+local listens = require "jrpc.mcp.client_listen"
+
+local M = {}
+
+M.DEFAULT_TIMEOUT = 60
+M.CLIENT_INFO = { name = "jrpc-mcp-client", version = "0.1.0" }
+
+---@class jrpc.mcp.Client
+local Client = {}
+Client.__index = Client
+
+-- {======================================================================
+-- Coroutine or callback
+-- =======================================================================
+
+-- Run `job()` (it returns result, err and may wait): here, when the caller
+-- is a coroutine and gave no callback; else in a coroutine of its own,
+-- ending in `callback(err, result)`. Returns what the job returned, or
+-- (callback) `call`'s handle.
+local function invoke(client, job, callback, call)
+  if callback == nil then
+    if not workers.current() then error("jrpc.mcp.client: outside a coroutine, pass a callback", 3) end
+    return job()
+  end
+  if type(callback) ~= "function" then error("jrpc.mcp.client: callback must be a function", 3) end
+  local settled = false
+  local function deliver(err, result)
+    if settled then return end
+    settled = true
+    local ok, msg = pcall(callback, err, result)
+    if not ok then client._log("callback failed: " .. tostring(msg)) end
+  end
+  if call then call.on_cancel = deliver end
+  local co = coroutine.create(function()
+    local ok, result, err = pcall(job)
+    if not ok then result, err = nil, errors.new("failed", tostring(result)) end
+    deliver(err, result)
+  end)
+  local ok, msg = coroutine.resume(co)
+  if not ok then deliver(errors.new("failed", tostring(msg))) end
+  return call and call.handle
+end
+
+-- A call of `method`: the era first, then the rounds; `post(result)` may
+-- pick the part the caller gets. Coroutine or callback, as `invoke`.
+local function call_method(client, method, params, opts, callback, post)
+  if type(opts) == "function" then opts, callback = nil, opts end
+  opts = opts or {}
+  local call = calls.new(client, method, params, opts)
+  if opts.on_handle then opts.on_handle(call.handle) end
+  return invoke(client, function()
+    local verdict, err = era.ensure(client)
+    if not verdict then return nil, err end
+    local result, cerr = call:run()
+    if result and post then return post(result) end
+    return result, cerr
+  end, callback, call)
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- The calls
+-- =======================================================================
+
+--- The era verdict `{era = "modern"|"legacy", version, capabilities,
+--- server_info, instructions}` (probed on first use, then cached).
+---@param callback? fun(err: jrpc.Error|nil, verdict: table|nil)
+function Client:era(callback)
+  return invoke(self, function() return era.ensure(self) end, callback)
+end
+
+-- Every page of a list (the era first), coroutine or callback.
+local function list(client, method, opts, callback)
+  if type(opts) == "function" then opts, callback = nil, opts end
+  opts = opts or {}
+  return invoke(client, function()
+    local verdict, err = era.ensure(client)
+    if not verdict then return nil, err end
+    return lists.list(client, method, opts)
+  end, callback)
+end
+
+--- Every tool (all pages): the list of Tool objects. `opts`: the call
+--- options, `max_pages`, `fresh` (skip the cache).
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, tools: table[]|nil)
+function Client:list_tools(opts, callback)
+  return list(self, "tools/list", opts, callback)
+end
+
+--- Every resource (all pages).
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, resources: table[]|nil)
+function Client:list_resources(opts, callback)
+  return list(self, "resources/list", opts, callback)
+end
+
+--- Every resource template (all pages).
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, templates: table[]|nil)
+function Client:list_resource_templates(opts, callback)
+  return list(self, "resources/templates/list", opts, callback)
+end
+
+--- Every prompt (all pages).
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, prompts: table[]|nil)
+function Client:list_prompts(opts, callback)
+  return list(self, "prompts/list", opts, callback)
+end
+
+--- Call a tool: the CallToolResult (a tool's own failure is a result with
+--- `isError = true`, not an error). `opts`: timeout, max_timeout,
+--- on_progress(progress, total, message), max_rounds, on_handle(handle).
+---@param name string
+---@param arguments? table
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
+function Client:call_tool(name, arguments, opts, callback)
+  return call_method(self, "tools/call", { name = name,
+    arguments = arguments or setmetatable({}, core.object_mt) }, opts, callback)
+end
+
+--- Read a resource: the ReadResourceResult (`contents`).
+---@param uri string
+---@param opts? table  call options (as call_tool)
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
+function Client:read_resource(uri, opts, callback)
+  return call_method(self, "resources/read", { uri = uri }, opts, callback)
+end
+
+--- Get a prompt: the GetPromptResult (`messages`).
+---@param name string
+---@param arguments? table<string, string>
+---@param opts? table  call options (as call_tool)
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
+function Client:get_prompt(name, arguments, opts, callback)
+  return call_method(self, "prompts/get", { name = name, arguments = arguments }, opts, callback)
+end
+
+--- Completion: `ref` (`{type = "ref/prompt", name}` or `{type =
+--- "ref/resource", uri}`), `argument` (`{name, value}`), `opts.context`
+--- (`{arguments}`); the result's `completion` (`{values, total?, hasMore?}`).
+---@param ref table
+---@param argument table
+---@param opts? table  call options, plus `context`
+---@param callback? fun(err: jrpc.Error|nil, completion: table|nil)
+function Client:complete(ref, argument, opts, callback)
+  if type(opts) == "function" then opts, callback = nil, opts end
+  return call_method(self, "completion/complete", { ref = ref, argument = argument,
+    context = opts and opts.context }, opts, callback, function(result) return result.completion end)
+end
+
+--- Any other request, with the era's `_meta` and the same rules
+--- (timeout, progress, MRTR, resultType): its result.
+---@param method string
+---@param params? table
+---@param opts? table  call options (as call_tool)
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
+function Client:request(method, params, opts, callback)
+  return call_method(self, method, params, opts, callback)
+end
+
+--- `subscriptions/listen` (modern era): `filter` is its `notifications`
+--- object; `on_event(method, params, meta)` gets each notification (the
+--- acknowledgement first), `on_end(err, result)` once. Returns the listen
+--- handle (`id`, `cancel(reason)`) or nil and an error.
+---@param filter? table
+---@param on_event fun(method: string, params: any, meta: table|nil)
+---@param on_end? fun(err: jrpc.Error|nil, result: table|nil)
+---@param callback? fun(err: jrpc.Error|nil, listen: jrpc.mcp.Listen|nil)
+---@return jrpc.mcp.Listen|nil
+function Client:listen(filter, on_event, on_end, callback)
+  if type(on_event) ~= "function" then error("listen: on_event must be a function", 2) end
+  return invoke(self, function()
+    local verdict, err = era.ensure(self)
+    if not verdict then return nil, err end
+    if verdict.era ~= "modern" then
+      return nil, errors.new("unsupported", "subscriptions/listen needs the 2026-07-28 era; the server speaks "
+        .. verdict.version)
+    end
+    return listens.start(self, filter or {}, on_event, on_end)
+  end, callback)
+end
+
+--- What the server wrote on stderr (connect option stderr = "pipe").
+---@return string
+function Client:stderr_text()
+  return self._transport:stderr_text()
+end
+
+--- Close: the server's stdin is closed, then it is terminated after
+--- `grace` seconds (default 2); in a coroutine, waits for it to exit.
+---@param grace? number
+function Client:close(grace)
+  return self._transport:close(grace)
+end
+
+-- For the parts: the era's `_meta`, and the -32022 retry.
+function Client:_meta() return era.meta(self) end
+function Client:_retry_version(err) return era.retry_version(self, err) end
+
+-- }======================================================================
+
+-- Where the server's notifications go: progress to its call, a cancel to
+-- its listen, tagged ones to their listen, the rest to the user's hooks.
+local function sink_of(client, opts)
+  return function(method, params, meta)
+    if method == "notifications/progress" then return calls.route_progress(client, params) end
+    if method == "notifications/cancelled" then return listens.cancelled(client, params) end
+    lists.changed(client, method)
+    if listens.route(client, method, params, meta) then return end
+    if method == "notifications/message" and opts.on_log then return opts.on_log(params) end
+    if opts.on_notification then opts.on_notification(method, params, meta) end
+  end
+end
+
+local function check(opts)
+  if type(opts) ~= "table" then error("jrpc.mcp.client.connect: expected an options table", 3) end
+  for _, name in ipairs{ "on_log", "on_notification" } do
+    if opts[name] ~= nil and type(opts[name]) ~= "function" then
+      error("jrpc.mcp.client: option " .. name .. " must be a function", 3)
+    end
+  end
+end
+
+local function new_client(opts)
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  if o.timeout == nil then o.timeout = M.DEFAULT_TIMEOUT end
+  o.client_info = o.client_info or M.CLIENT_INFO
+  local client = setmetatable({ _opts = o, _null = core.null, _progress = {},
+    _log = o.on_error or function(msg) logs.report("jrpc.mcp.client: ", msg) end }, Client)
+  client._era = era.new(o)
+  client._input = input.new(o)
+  client._lists = lists.new()
+  client._listens = listens.new()
+  return client
+end
+
+--- Connect to an MCP server over stdio: spawn `opts.cmd` with `opts.args`.
+--- Options: env, cwd, stderr ("inherit" | "pipe" | "ignore" | function),
+--- era ("modern" | "legacy" | nil: detect), version, client_info
+--- (`{name, version}`), capabilities (more to declare), timeout (seconds
+--- a request may take, default 60; false: none), max_timeout (the hard
+--- bound progress cannot extend past), discover_timeout (the probe's,
+--- default 5), max_rounds (MRTR, default 8), cache (honour ttlMs),
+--- max_pages, on_elicitation(params), on_sampling(params), roots (a list
+--- or a function), on_log(params), on_notification(method, params, meta),
+--- on_error(msg), and `transport` (an opened transport instead of cmd).
+---@param loop jrpc.uv.Loop
+---@param opts table
+---@return jrpc.mcp.Client|nil
+---@return string|nil err
+function M.connect(loop, opts)
+  check(opts)
+  local client = new_client(opts)
+  local sink = { notification = sink_of(client, client._opts), methods = input.legacy_methods(client._input) }
+  local transport, err = opts.transport
+  if transport == nil then
+    transport, err = require("jrpc.mcp.client_stdio").open(loop, opts, sink)
+  elseif type(transport) == "function" then
+    transport, err = transport(sink)
+  end
+  if not transport then return nil, err end
+  client._transport = transport
+  return client
+end
+
+return M

@@ -1,0 +1,255 @@
+--- One call of the MCP client, from the first request to its outcome: the
+-- request's timeout (which progress may extend, up to a hard maximum), its
+-- progress token and callback, the handle that cancels it, and the
+-- multi-round-trip loop (`input_required` answered, then retried with a
+-- new id, the server's `requestState` echoed byte for byte).
+--
+-- A call runs in a coroutine and waits like a blocking call. It owns its
+-- own state (the `Call` table); the progress routes of a client (token to
+-- call) belong to this module too (`client._progress`).
+local workers = require "jrpc.workers"
+local errors = require "jrpc.errors"
+local protocol = require "jrpc.mcp.protocol"
+local input = require "jrpc.mcp.client_input"
+
+local M = {}
+
+M.DEFAULT_MAX_ROUNDS = 8
+
+---@class jrpc.mcp.CallHandle
+---@field id integer|string|nil  the id of the request in flight (a new one each round)
+local Handle = {}
+Handle.__index = Handle
+
+---@class jrpc.mcp.Call
+local Call = {}
+Call.__index = Call
+
+-- {======================================================================
+-- Waiting in a coroutine for a callback
+-- =======================================================================
+
+--- In a coroutine: run `start(done)` and wait until `done(err, result)`;
+--- returns result, err. A `done` that comes at once (inside `start`) is
+--- kept, not woken.
+---@param log fun(msg: string)
+---@param start fun(done: fun(err: any, result: any))
+function M.await(log, start)
+  local co = workers.current() or error("jrpc.mcp.client: a call waits in a coroutine", 3)
+  local box, waiting = nil, false
+  start(function(err, result)
+    if waiting then
+      waiting = false
+      workers.wake(co, log, err, result)
+    elseif box == nil then
+      box = { err = err, result = result }
+    end
+  end)
+  if box then return box.result, box.err end
+  waiting = true
+  local woken, err, result = workers.wait()
+  if not woken then
+    waiting = false
+    return nil, errors.new("interrupted", "the waiting coroutine was resumed by something other than jrpc")
+  end
+  return result, err
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Timeout and progress
+-- =======================================================================
+
+local function stop_timer(call)
+  if call.timer then call.transport:cancel_timer(call.timer) end
+  call.timer = nil
+end
+
+-- The request in flight gave up on: the transport settles it ("cancelled"),
+-- and `round` reports `why` instead.
+local function give_up(call, why)
+  call.why = call.why or why
+  if call.id ~= nil then call.transport:cancel(call.id, why.message) end
+end
+
+-- Arm the timer for `seconds` (false: none), never past the round's hard maximum.
+local function arm(call, seconds)
+  stop_timer(call)
+  if not seconds and not call.hard_deadline then return end
+  local now = call.transport:now()
+  if call.hard_deadline then seconds = math.min(seconds or math.huge, call.hard_deadline - now) end
+  if seconds < 0 then seconds = 0 end
+  call.timer = call.transport:after(seconds, function()
+    call.timer = nil
+    give_up(call, errors.timeout())
+  end)
+end
+
+--- A `notifications/progress` for this client: to the call that minted its
+--- token, and no other (unknown tokens are dropped).
+---@param client table
+---@param params table
+function M.route_progress(client, params)
+  local call = type(params) == "table" and client._progress[params.progressToken]
+  if not call then return end
+  if call.extend and call.id ~= nil then arm(call, call.timeout) end
+  if call.on_progress then
+    local ok, err = pcall(call.on_progress, params.progress, params.total, params.message, params)
+    if not ok then call.log("progress callback failed: " .. tostring(err)) end
+  end
+end
+
+local function mint_token(client)
+  client._next_token = (client._next_token or 0) + 1
+  return "jrpc-progress-" .. client._next_token
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- One round, and the MRTR loop
+-- =======================================================================
+
+local function copy(t)
+  local out = {}
+  for k, v in pairs(t or {}) do out[k] = v end
+  return out
+end
+
+-- The request's params for this round: the caller's, the era's `_meta`,
+-- the progress token, and only this round's MRTR fields.
+local function round_params(call, retry)
+  local params = copy(call.params)
+  local meta = call.client:_meta()
+  if call.token then
+    meta = meta or {}
+    meta[protocol.keys.progress_token] = call.token
+  end
+  params._meta = meta
+  if retry then
+    params.inputResponses = retry.responses
+    params.requestState = retry.state
+  end
+  return params
+end
+
+-- Send one request and wait for its outcome; -32022 is retried once with a
+-- version from the server's `supported` list (the client caches it).
+local function round(call, retry)
+  local result, err
+  for attempt = 1, 2 do
+    if call.why then return nil, call.why end
+    -- the hard maximum bounds each request, not the user's time answering between rounds
+    if call.max_timeout then call.hard_deadline = call.transport:now() + call.max_timeout end
+    arm(call, call.timeout)
+    result, err = M.await(call.log, function(done)
+      call.id = call.transport:request(call.method, round_params(call, retry), done)
+      call.handle.id = call.id
+    end)
+    call.id = nil
+    stop_timer(call)
+    if call.why then return nil, call.why end
+    if not (err and attempt == 1 and call.client:_retry_version(err)) then break end
+  end
+  return result, err
+end
+
+-- Answer every input request of an `input_required` result.
+local function answers(call, requests)
+  local responses = {}
+  for key, req in pairs(requests) do
+    if type(req) ~= "table" or type(req.method) ~= "string" then
+      return nil, errors.new("invalid_result", "input request " .. tostring(key) .. " has no method")
+    end
+    local answer, err = input.answer(call.client._input, req.method, req.params)
+    if not answer then return nil, err end
+    responses[key] = answer
+  end
+  return responses
+end
+
+-- The MRTR loop: the result of the call, or nil and an error.
+local function run(call)
+  local retry
+  for _ = 1, call.max_rounds do
+    local result, err = round(call, retry)
+    if err then return nil, err end
+    local kind, why = protocol.result_kind(result)
+    if not kind then return nil, errors.new("invalid_result", call.method .. ": " .. why, result) end
+    if kind == protocol.result_types.complete then return result end
+    local requests = result.inputRequests
+    local responses, aerr = answers(call, type(requests) == "table" and requests or {})
+    if not responses then return nil, aerr end
+    if call.why then return nil, call.why end
+    -- only what the server sent comes back: requestState byte for byte, or none
+    retry = { responses = next(responses) ~= nil and responses or nil, state = result.requestState }
+  end
+  return nil, errors.new("too_many_rounds", ("%s: still input_required after %d rounds (option max_rounds)")
+    :format(call.method, call.max_rounds))
+end
+
+-- }======================================================================
+
+--- Cancel the call: the request in flight is cancelled (on stdio the
+--- server gets notifications/cancelled) and the call settles at once with
+--- code "cancelled"; a late result is dropped.
+---@param reason? string
+---@return boolean  false when the call had already settled
+function Handle:cancel(reason)
+  local call = self._call
+  if call.done then return false end
+  give_up(call, errors.cancelled(reason or "cancelled by the client"))
+  -- a callback caller learns at once, even while a round's input is asked for
+  if call.on_cancel then call.on_cancel(call.why) end
+  return true
+end
+
+--- True once the call settled.
+---@return boolean
+function Handle:settled()
+  return self._call.done == true
+end
+
+--- A new call of `method` with `params` (no `_meta`: each round adds it).
+--- `opts`: timeout (seconds; default the client's), max_timeout (the hard
+--- bound progress cannot extend past), on_progress(progress, total,
+--- message, params), max_rounds, extend_on_progress (default true).
+---@param client table
+---@param method string
+---@param params table|nil
+---@param opts? table
+---@return jrpc.mcp.Call
+function M.new(client, method, params, opts)
+  opts = opts or {}
+  local defaults = client._opts
+  local call = setmetatable({
+    client = client, transport = client._transport, log = client._log,
+    method = method, params = params,
+    timeout = opts.timeout == nil and defaults.timeout or opts.timeout,
+    max_timeout = opts.max_timeout == nil and defaults.max_timeout or opts.max_timeout,
+    max_rounds = opts.max_rounds or defaults.max_rounds or M.DEFAULT_MAX_ROUNDS,
+    on_progress = opts.on_progress, extend = opts.extend_on_progress ~= false,
+  }, Call)
+  call.handle = setmetatable({ _call = call }, Handle)
+  return call
+end
+
+--- Run the call in the running coroutine: its result, or nil and an error.
+---@return table|nil result
+---@return jrpc.Error|nil err
+function Call:run()
+  local client = self.client
+  if self.on_progress then
+    self.token = mint_token(client)
+    client._progress[self.token] = self
+  end
+  local ok, result, err = pcall(run, self)
+  if self.token then client._progress[self.token] = nil end
+  stop_timer(self)
+  self.done = true
+  if not ok then error(result, 0) end
+  return result, err
+end
+
+return M

@@ -1,0 +1,158 @@
+--- Which era the server speaks, found once per client and cached there
+-- (`client._era`, owned by this module):
+--   * pinned by the user (`era = "modern"` or `"legacy"`), or
+--   * probed as the specification says for stdio: `server/discover` with
+--     our preferred modern version. A DiscoverResult, or a recognized
+--     modern error (-32022 with `supported`), means modern; any other error
+--     or a timeout means legacy, and `initialize` follows. The fallback is
+--     never keyed on one error code (legacy servers answer -32601, -32602,
+--     or nothing at all).
+-- The verdict: `{era, version, capabilities?, server_info?, instructions?}`.
+local errors = require "jrpc.errors"
+local protocol = require "jrpc.mcp.protocol"
+local calls = require "jrpc.mcp.client_call"
+local input = require "jrpc.mcp.client_input"
+local workers = require "jrpc.workers"
+
+local M = {}
+
+M.DEFAULT_DISCOVER_TIMEOUT = 5
+
+local function member(list, v)
+  for _, x in ipairs(list) do if x == v then return true end end
+  return false
+end
+
+--- The era state of a new client: `era` ("modern" | "legacy" | nil: probe),
+--- `version` (the modern version to offer first, or the legacy one to ask
+--- for when pinned legacy).
+---@param opts table
+---@return table
+function M.new(opts)
+  if opts.era ~= nil and opts.era ~= "modern" and opts.era ~= "legacy" then
+    error('jrpc.mcp.client: option era must be "modern", "legacy" or nil (detect)', 4)
+  end
+  local legacy = opts.era == "legacy"
+  return { pinned = opts.era, mode = legacy and "legacy" or "modern",
+    version = opts.version or (legacy and protocol.LEGACY_VERSIONS[1] or protocol.MODERN_VERSIONS[1]),
+    verdict = nil, waiters = nil }
+end
+
+--- The `_meta` a request carries in the current era (nil for legacy).
+---@param client table
+---@return table|nil
+function M.meta(client)
+  local state = client._era
+  if state.mode == "legacy" then return nil end
+  return protocol.request_meta(state.version, input.capabilities(client._input), client._opts.client_info)
+end
+
+--- A -32022 answer: switch to a version from its `supported` list that we
+--- speak too. True when the request should be sent again.
+---@param client table
+---@param err jrpc.Error
+---@return boolean
+function M.retry_version(client, err)
+  local state = client._era
+  if state.mode == "legacy" or err.code ~= protocol.codes.UNSUPPORTED_PROTOCOL_VERSION then return false end
+  local version = protocol.mutual_modern(type(err.data) == "table" and err.data.supported)
+  if not version then return false end
+  state.version = version
+  return true
+end
+
+local function modern_verdict(state, discovered)
+  local verdict = { era = "modern", version = state.version }
+  if type(discovered) == "table" then
+    local supported = discovered.supportedVersions
+    if type(supported) == "table" and not member(supported, state.version) then
+      local version = protocol.mutual_modern(supported)
+      if not version then
+        return nil, errors.new("unsupported_version", "the server speaks none of our modern versions", supported)
+      end
+      state.version, verdict.version = version, version
+    end
+    local meta = discovered._meta
+    verdict.capabilities, verdict.instructions = discovered.capabilities, discovered.instructions
+    verdict.server_info = type(meta) == "table" and meta[protocol.keys.server_info] or nil
+  end
+  return verdict
+end
+
+-- `initialize`, then `notifications/initialized` (legacy handshake).
+local function initialize(client)
+  local state = client._era
+  state.mode = "legacy"
+  local version = state.pinned == "legacy" and state.version or protocol.LEGACY_VERSIONS[1]
+  local call = calls.new(client, "initialize", { protocolVersion = version,
+    capabilities = input.capabilities(client._input),
+    clientInfo = client._opts.client_info }, { timeout = client._opts.timeout, max_rounds = 1 })
+  local result, err = call:run()
+  if not result then return nil, err end
+  if not member(protocol.LEGACY_VERSIONS, result.protocolVersion) then
+    return nil, errors.new("unsupported_version", "initialize: the server chose protocol version "
+      .. tostring(result.protocolVersion) .. ", which this client does not speak", result)
+  end
+  client._transport:notify("notifications/initialized", nil)
+  state.version = result.protocolVersion
+  return { era = "legacy", version = result.protocolVersion, capabilities = result.capabilities,
+    server_info = result.serverInfo, instructions = result.instructions }
+end
+
+-- Probe with server/discover; fall back to initialize.
+local function probe(client)
+  local opts = client._opts
+  local call = calls.new(client, "server/discover", nil,
+    { timeout = opts.discover_timeout or M.DEFAULT_DISCOVER_TIMEOUT, max_rounds = 1 })
+  local result, err = call:run()
+  if result then return modern_verdict(client._era, result) end
+  if err.code == protocol.codes.UNSUPPORTED_PROTOCOL_VERSION then
+    -- a modern server that shares no version with us: no fallback
+    return nil, errors.new("unsupported_version", "the server speaks none of our modern versions", err.data)
+  end
+  if err.code == "closed" or err.code == "cancelled" then return nil, err end
+  return initialize(client)
+end
+
+local function detect(client)
+  local state = client._era
+  if state.pinned == "modern" then return modern_verdict(state, nil) end
+  if state.pinned == "legacy" then return initialize(client) end
+  return probe(client)
+end
+
+local function wake_all(client, waiters, verdict, err)
+  for _, co in ipairs(waiters) do workers.wake(co, client._log, verdict, err) end
+end
+
+--- In a coroutine: the verdict, detected on first use (one detection at
+--- a time; calls made meanwhile wait for it), or nil and an error (then the
+--- next call tries again).
+---@param client table
+---@return table|nil verdict
+---@return jrpc.Error|nil err
+function M.ensure(client)
+  local state = client._era
+  if state.verdict then return state.verdict end
+  if state.waiters then
+    local waiters = state.waiters
+    waiters[#waiters + 1] = workers.current()
+    local woken, verdict, err = workers.wait()
+    if not woken then return nil, errors.new("interrupted", "resumed by something other than jrpc") end
+    return verdict, err
+  end
+  state.waiters = {}
+  local ok, verdict, err = pcall(detect, client)
+  local waiters = state.waiters
+  state.waiters = nil
+  if not ok then verdict, err = nil, errors.new("era", "era detection failed: " .. tostring(verdict)) end
+  if verdict then
+    state.verdict = verdict
+  else
+    state.mode = state.pinned == "legacy" and "legacy" or "modern"
+  end
+  wake_all(client, waiters, verdict, err)
+  return verdict, err
+end
+
+return M
