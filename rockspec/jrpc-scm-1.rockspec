@@ -71,6 +71,7 @@ build = {
     ["jrpc.cli"] = "lua/jrpc/cli/init.lua",
     ["jrpc.cli.args"] = "lua/jrpc/cli/args.lua",
     ["jrpc.cli.call"] = "lua/jrpc/cli/call.lua",
+    ["jrpc.cli.http"] = "lua/jrpc/cli/http.lua",
     ["jrpc.cli.output"] = "lua/jrpc/cli/output.lua",
     ["jrpc.cli.trace"] = "lua/jrpc/cli/trace.lua",
     ["jrpc.cli.transport"] = "lua/jrpc/cli/transport.lua",

@@ -9,8 +9,9 @@ local S = dofile("spec/uv_support.lua")
 
 local unpack = table.unpack or unpack
 local LUA = S.INTERP
-local USAGE = "jrpc call (--stdio CMD | --tcp HOST:PORT) [--framing ndjson|lsp] [--notify] [--trace]"
-  .. " [--timeout S] METHOD [PARAMS_JSON]\n"
+local USAGE = "jrpc call (--stdio CMD | --tcp HOST:PORT | --http URL) [--framing ndjson|lsp]"
+  .. ' [--header "K: V"]... [--ca-file PATH] [--insecure] [--notify] [--trace] [--timeout S]'
+  .. " METHOD [PARAMS_JSON]\n"
 
 local function q(s)
   return "'" .. s:gsub("'", [['\'']]) .. "'"
@@ -124,7 +125,8 @@ describe("jrpc (bin/jrpc)", function()
     assert.are.same({ 0, "" }, { status, err })
     assert.are.equal("usage: " .. USAGE, out:sub(1, #USAGE + 7))
     assert.truthy(out:find("Exit status: 0 result (or notification written); 1 error reply, or no reply\n"
-      .. "within the timeout; 2 usage error; 3 cannot spawn or connect, or the\n"
+      .. "within the timeout, or (--http) an HTTP status other than 2xx; 2 usage\n"
+      .. "error; 3 cannot spawn or connect (--http: TLS refused too), or the\n"
       .. "connection ended before the reply.\n", 1, true), out)
   end)
 end)
@@ -134,9 +136,9 @@ describe("jrpc usage errors: exit 2, the problem and the usage line on stderr", 
     { {}, "jrpc: no command given\nusage: jrpc COMMAND [OPTIONS] ... (jrpc --help for the commands)\n" },
     { { "frob" }, 'jrpc: unknown command "frob"\nusage: jrpc COMMAND [OPTIONS] ... (jrpc --help for the commands)\n' },
     { { "mcp", "tools" }, 'jrpc: unknown command "mcp"\nusage: jrpc COMMAND [OPTIONS] ... (jrpc --help for the commands)\n' },
-    { { "call", "ping" }, "jrpc call: give exactly one of --stdio CMD and --tcp HOST:PORT\n" .. "usage: " .. USAGE },
+    { { "call", "ping" }, "jrpc call: give exactly one of --stdio CMD, --tcp HOST:PORT and --http URL\n" .. "usage: " .. USAGE },
     { { "call", "--stdio", "x", "--tcp", "h:1", "ping" },
-      "jrpc call: give exactly one of --stdio CMD and --tcp HOST:PORT\n" .. "usage: " .. USAGE },
+      "jrpc call: give exactly one of --stdio CMD, --tcp HOST:PORT and --http URL\n" .. "usage: " .. USAGE },
     { { "call", "--stdio", "x" }, "jrpc call: METHOD is missing\nusage: " .. USAGE },
     { { "call", "--stdio", "x", "m", "[1]", "more" }, "jrpc call: unexpected argument more\nusage: " .. USAGE },
     { { "call", "--stdio", "x", "m", "{nope" },

@@ -3,6 +3,7 @@
 --
 --     local opts, words = args.parse(argv, 2, {
 --       { "--timeout", value = "S", check = args.positive_number },
+--       { "--header", value = "K: V", many = true },   -- repeatable: a list
 --       { "--trace" },
 --     })
 --
@@ -46,9 +47,10 @@ local function key_of(name)
 end
 
 -- Store one option; `value` is nil for a flag. Returns the problem, if any.
+-- A `many` option may repeat: its values are kept in order, in a list.
 local function store(opts, spec, value)
   local key = key_of(spec[1])
-  if opts[key] ~= nil then return spec[1] .. " given twice" end
+  if opts[key] ~= nil and not spec.many then return spec[1] .. " given twice" end
   if not spec.value then
     opts[key] = true
     return nil
@@ -57,6 +59,11 @@ local function store(opts, spec, value)
     local checked, problem = spec.check(value)
     if checked == nil then return ("%s %s: %s"):format(spec[1], value, problem) end
     value = checked
+  end
+  if spec.many then
+    local list = opts[key] or {}
+    list[#list + 1] = value
+    value = list
   end
   opts[key] = value
 end
@@ -82,8 +89,9 @@ local function take_option(opts, specs, argv, i)
 end
 
 --- Parse `argv[first..]` against `specs` (a list of `{ "--name", value =
---- "METAVAR"?, check = fn? }`). Returns the options by key (`--tcp` ->
---- `tcp`; flags are `true`) and the positional words, or `nil, problem`.
+--- "METAVAR"?, check = fn?, many = true? }`). Returns the options by key
+--- (`--tcp` -> `tcp`; flags are `true`; a `many` option's values a list)
+--- and the positional words, or `nil, problem`.
 ---@param argv string[]
 ---@param first integer
 ---@param specs table[]

@@ -1,7 +1,9 @@
 --- The connection a `jrpc` subcommand talks over: `--stdio "CMD"` (a child
--- started through the shell) or `--tcp HOST:PORT`. Shared by the
--- subcommands, so they all accept the same options the same way.
+-- started through the shell) or `--tcp HOST:PORT`; or `--http URL`, which
+-- has no connection to keep: jrpc.cli.http POSTs each message. Shared by
+-- the subcommands, so they all accept the same options the same way.
 local args = require "jrpc.cli.args"
+local cli_http = require "jrpc.cli.http"
 local timers = require "jrpc.uv.timers"
 
 local M = {}
@@ -14,6 +16,7 @@ M.OPTIONS = {
   { "--timeout", value = "S", check = args.positive_number },
   { "--trace" },
 }
+for _, spec in ipairs(cli_http.OPTIONS) do M.OPTIONS[#M.OPTIONS + 1] = spec end
 
 --- How long a reply (or a TCP connect) may take when --timeout is not given.
 M.DEFAULT_TIMEOUT = 30
@@ -36,19 +39,32 @@ function M.parse_hostport(s)
   return host, port
 end
 
---- Check the transport options of parsed `opts`: exactly one of --stdio
---- and --tcp. Fills `opts.host`, `opts.port`, `opts.framing`, `opts.timeout`.
+-- How many of --stdio, --tcp and --http were given.
+local function count_given(opts)
+  local n = 0
+  for _, key in ipairs({ "stdio", "tcp", "http" }) do
+    if opts[key] ~= nil then n = n + 1 end
+  end
+  return n
+end
+
+--- Check the transport options of parsed `opts`: exactly one of --stdio,
+--- --tcp and --http. Fills `opts.host`, `opts.port`, `opts.framing`,
+--- `opts.timeout` (and, for --http, what jrpc.cli.http.check fills).
 ---@param opts table
 ---@return string|nil problem
 function M.check(opts)
-  if (opts.stdio == nil) == (opts.tcp == nil) then return "give exactly one of --stdio CMD and --tcp HOST:PORT" end
+  if count_given(opts) ~= 1 then return "give exactly one of --stdio CMD, --tcp HOST:PORT and --http URL" end
+  local lone = cli_http.given_without_url(opts)
+  if lone then return lone .. " needs --http URL" end
+  opts.timeout = opts.timeout or M.DEFAULT_TIMEOUT
+  if opts.http then return cli_http.check(opts) end
   if opts.tcp then
     local host, port = M.parse_hostport(opts.tcp)
     if host == nil then return port end
     opts.host, opts.port = host, port
   end
   opts.framing = opts.framing or "ndjson"
-  opts.timeout = opts.timeout or M.DEFAULT_TIMEOUT
 end
 
 -- A connect that neither succeeds nor fails (a dropped SYN) would wait for
