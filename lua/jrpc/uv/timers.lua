@@ -16,6 +16,9 @@ local M = {}
 ---@return userdata timer
 function M.after(uv, seconds, fn, what)
   local timer = uv.new_timer()
+  -- libuv counts from the loop's cached time, stale by whatever ran since
+  -- the loop last woke: without this the timer may fire that much early
+  uv.update_time()
   timer:start(ceil(seconds * 1000), 0, co.guard(function()
     handles.close(uv, timer)
     fn()
