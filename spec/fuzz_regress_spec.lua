@@ -6,6 +6,9 @@
 -- a sanitizer build of the core they must not crash).
 -- fuzz/corpus/: every seed through the codec under every profile and
 -- framing: only documented events, nothing raises.
+-- fuzz_mcp: its seeds (fuzz/corpus/fuzz_mcp/) and past failures
+-- (fuzz/regress/mcp_*) through fuzz/mcp_host.lua, the Lua the target runs:
+-- the MCP server on each input, every answer checked (it raises if not).
 local core = require "jrpc.core"
 
 local unpack = table.unpack or unpack
@@ -357,6 +360,46 @@ describe("fuzz corpus smoke test", function()
           assert.are.same(whole, pieces)
         end
         assert.is_true(unpack({true}))
+      end)
+    end
+  end
+end)
+
+
+-- fuzz_mcp (fuzz/fuzz_mcp.c) runs fuzz/mcp_host.lua on each input: the MCP
+-- server fed JSON-RPC lines or HTTP bytes, every answer checked
+local mcp_host
+local function mcp_run(path)
+  if mcp_host == nil then
+    package.path = root .. "fuzz/?.lua;" .. package.path
+    mcp_host = require "mcp_host"
+  end
+  return mcp_host.run(read(path))
+end
+
+-- the HTTP responses in a connection's output: their status lines
+local function statuses(out)
+  local list = {}
+  for status in out:gmatch("HTTP/1%.1 (%d%d%d) ") do list[#list + 1] = tonumber(status) end
+  return list
+end
+
+describe("fuzz_mcp: the MCP server on the target's inputs", function()
+  local seeds = files("fuzz/corpus/fuzz_mcp")
+  it("has seeds of both modes", function()
+    local modes = {}
+    for _, name in ipairs(seeds) do modes[read(root .. "fuzz/corpus/fuzz_mcp/" .. name):byte(1) % 2] = true end
+    assert.are.same({ [0] = true, [1] = true }, modes)
+  end)
+  for _, name in ipairs(seeds) do
+    it("seed " .. name .. " gets documented answers only", function()
+      mcp_run(root .. "fuzz/corpus/fuzz_mcp/" .. name)
+    end)
+  end
+  for _, name in ipairs(files("fuzz/regress")) do
+    if name:find("^mcp_") then
+      it("regress " .. name .. " gets documented answers only", function()
+        mcp_run(root .. "fuzz/regress/" .. name)
       end)
     end
   end
