@@ -384,6 +384,18 @@ local function statuses(out)
   return list
 end
 
+describe("fuzz_mcp regressions", function()
+  it("HTTP: a POSTed notification the peer finds invalid gets one answer, 400 with -32600", function()
+    -- fuzz/regress/mcp_http_invalid_notification: {"jsonrwc":"2.0","method":...}
+    -- has no id, so post() handed it to the peer and answered 202; but the
+    -- peer had already answered it Invalid Request (id null), so the 202 hit
+    -- a response already sent and the handler raised
+    local out = mcp_run(root .. "fuzz/regress/mcp_http_invalid_notification")
+    assert.are.same({400}, statuses(out[1]))
+    assert.matches('"code":%-32600', out[1])
+  end)
+end)
+
 describe("fuzz_mcp: the MCP server on the target's inputs", function()
   local seeds = files("fuzz/corpus/fuzz_mcp")
   it("has seeds of both modes", function()

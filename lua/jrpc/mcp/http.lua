@@ -136,7 +136,9 @@ local function post(srv, opts, sessions, req, res)
   local peer = srv:attach(peer_mod.new(peer_opts))
   if msg.id == nil then
     peer:receive(req.body .. "\n")
-    return res:send(202, {}, "")
+    -- accepted, unless the peer found it invalid and answered (id null)
+    if not res.started then res:send(202, {}, "") end
+    return
   end
   res.on_close = function()
     -- the stream closing cancels the request (the handler's ctx sees it)
