@@ -394,6 +394,16 @@ describe("fuzz_mcp regressions", function()
     assert.are.same({400}, statuses(out[1]))
     assert.matches('"code":%-32600', out[1])
   end)
+
+  it("HTTP: an answer before dispatch names the id only when it is a string or an integer", function()
+    -- fuzz/regress/mcp_http_object_id: {"jsonrpc":"2.0","id":{"a":[1]},"result":1}
+    -- was refused (400, -32600) with that object as the answer's id, which
+    -- no JSON-RPC reader takes; it is null now, as for any unreadable id
+    local out = mcp_run(root .. "fuzz/regress/mcp_http_object_id")
+    assert.are.same({400}, statuses(out[1]))
+    assert.matches('"id":null', out[1])
+    assert.matches('"code":%-32600', out[1])
+  end)
 end)
 
 describe("fuzz_mcp: the MCP server on the target's inputs", function()
