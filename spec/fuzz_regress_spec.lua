@@ -404,6 +404,18 @@ describe("fuzz_mcp regressions", function()
     assert.matches('"id":null', out[1])
     assert.matches('"code":%-32600', out[1])
   end)
+
+  it("_meta and logging/setLevel: a log level that is not a string is named by kind, not by address", function()
+    -- fuzz/regress/mcp_meta_log_level_object (a modern _meta logLevel {"a":1})
+    -- and mcp_legacy_set_level_array (logging/setLevel {"level":[]}) were
+    -- -32602 "unknown log level table: 0x55da3f9f5b70", a Lua address
+    for _, name in ipairs({"mcp_meta_log_level_object", "mcp_legacy_set_level_array"}) do
+      local out = mcp_run(root .. "fuzz/regress/" .. name)
+      assert.matches('"code":%-32602', out)
+      assert.matches('"message":"Invalid params: unknown log level %(an object or array%)"', out)
+      assert.is_nil(out:find("0x", 1, true))
+    end
+  end)
 end)
 
 describe("fuzz_mcp: the MCP server on the target's inputs", function()
