@@ -5,8 +5,9 @@
 -- `new()` gives a table to use as `loop.uv`. A listening handle gets
 -- clients from `uv.connect(handle)`: `client:send(bytes)` is a read on the
 -- server's side, `client:eof()` the client hanging up, `client.out` what the
--- server wrote, `client.closed` true once the server closed. Timers are
--- kept, never fired (`uv:timers()` lists those started and not closed).
+-- server wrote, `client.closed` true once the server closed. Timers run
+-- only when told: `uv.fire()` runs all (`uv.timers()` lists those started
+-- and not closed).
 --
 -- Handles are tables, not userdata: jrpc.uv.handles then closes them at
 -- once (as it does jrpc.uv.files ends), so nothing waits for a loop run.
@@ -97,6 +98,15 @@ function M.new()
     handle.pending[#handle.pending + 1] = client
     handle.on_connection(nil)
     return client
+  end
+
+  --- Run every timer started and not closed (time jumps past them all).
+  function uv.fire()
+    for _, t in ipairs(uv.timers()) do
+      local cb = t.cb
+      if t.rep == 0 or t.rep == nil then t.cb = nil end
+      cb()
+    end
   end
 
   function uv.timers()

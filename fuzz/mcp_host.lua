@@ -12,18 +12,21 @@
 -- else "mcp"). The harness plays the client: it answers every request the
 -- server sends (flags bit 1: with an error instead of a result). Checked:
 -- every line out is a JSON-RPC message; every response has a documented
--- error code or an object result; every request in gets exactly as many
+-- error code (and a message without a Lua address in it) or an object
+-- result; every request in gets exactly as many
 -- responses as it had copies in; nothing is reported through on_error.
 --
 -- HTTP: the payload is one or more connections' bytes, split on the line
 -- "~~~", served by server:serve_http on a fake luv (fake_luv.lua): each is
--- sent as one read (flags bit 2: split at its middle too), then all hang
--- up. flags bit 3: small limits (413 and 431 within reach). Checked: each
+-- sent as one read (flags bit 2: in reads of 1 + flags >> 5 bytes), then
+-- (flags bit 4) the idle timers fire, then all hang up. flags bit 3: small
+-- limits (413 and 431 within reach). Checked: each
 -- connection's output is a series of well-formed HTTP/1.1 responses (the
 -- last may be a stream still open), with documented statuses and JSON
 -- bodies (or SSE events) that parse as JSON-RPC messages; an answer for
 -- every request the codec reads, unless one is still streaming; a JSON-RPC
--- error has its documented status; nothing reported through on_error.
+-- error has its documented status; nothing reported through on_error; once
+-- every client hung up, no connection and no timer is left.
 local core = require "jrpc.core"
 
 local M = {}
@@ -95,7 +98,7 @@ local function fixture()
     handler = function(uri, vars) return { uri = uri, text = tostring(vars.id) } end }
   srv:prompt{ name = "greet", description = "a prompt",
     arguments = { { name = "who", description = "whom", required = true } },
-    handler = function(args) return "hello " .. tostring(args.who) end }
+    handler = function(args) return "hello " .. (type(args.who) == "string" and args.who or "?") end }
   srv:prompt{ name = "mrtr_prompt", description = "asks", handler = function(_, ctx)
     if ctx.input_responses then return "thanks" end
     return mcp.input_required{ c = { method = "elicitation/create", params = { message = "?" } } }
@@ -161,6 +164,8 @@ local function check_out(ev, where)
   if kind == "error" then
     local e = ev[3]
     check(CODES[e.code], "%s: undocumented error code %s (%s)", where, tostring(e.code), tostring(e.message))
+    -- tostring of a table or a function: an address, different every run
+    check(not e.message:find("%a: 0x%x%x%x%x"), "%s: a Lua address in the message: %s", where, e.message)
     return kind, key_of(ev[4], ev[2])
   end
   check(kind == "result", "%s: a %s event", where, tostring(kind))
@@ -423,15 +428,8 @@ function M.http(flags, payload)
   for i, bytes in ipairs(inputs) do
     local c = uv.connect(http.handle)
     clients[i] = c
-    if bytes ~= "" then
-      if split and #bytes > 1 then
-        local half = math.floor(#bytes / 2)
-        c:send(bytes:sub(1, half))
-        c:send(bytes:sub(half + 1))
-      else
-        c:send(bytes)
-      end
-    end
+    local step = split and 1 + math.floor(flags / 32) or math.max(#bytes, 1)
+    for at = 1, #bytes, step do c:send(bytes:sub(at, at + step - 1)) end
   end
   -- before anyone hangs up: answered in full, or a stream still open
   for i, c in ipairs(clients) do
@@ -443,8 +441,12 @@ function M.http(flags, payload)
       check(#list == n, "%s: %d answers for %d requests", where, #list, n)
     end
   end
+  if bit(flags, 4) then uv.fire() end  -- idle connections close
   for _, c in ipairs(clients) do c:eof() end
   for i, c in ipairs(clients) do parse_responses(c.out, "connection " .. i .. " (after eof)") end
+  -- every connection gone, with its idle timer
+  check(http.count == 0 and next(http.connections) == nil, "%d connections left after eof", http.count)
+  check(#uv.timers() == 0, "%d timers left after eof", #uv.timers())
   check_reports(reports)
   http:close()
   check_reports(reports)
