@@ -13,20 +13,23 @@
 -- server sends (flags bit 1: with an error instead of a result). Checked:
 -- every line out is a JSON-RPC message; every response has a documented
 -- error code (and a message without a Lua address in it) or an object
--- result; every request in gets exactly as many
--- responses as it had copies in; nothing is reported through on_error.
+-- result; every request in gets exactly as many responses as it had copies
+-- in; nothing is reported through on_error but bad input.
 --
 -- HTTP: the payload is one or more connections' bytes, split on the line
--- "~~~", served by server:serve_http on a fake luv (fake_luv.lua): each is
--- sent as one read (flags bit 2: in reads of 1 + flags >> 5 bytes), then
--- (flags bit 4) the idle timers fire, then all hang up. flags bit 3: small
--- limits (413 and 431 within reach). Checked: each
--- connection's output is a series of well-formed HTTP/1.1 responses (the
--- last may be a stream still open), with documented statuses and JSON
--- bodies (or SSE events) that parse as JSON-RPC messages; an answer for
--- every request the codec reads, unless one is still streaming; a JSON-RPC
--- error has its documented status; nothing reported through on_error; once
--- every client hung up, no connection and no timer is left.
+-- "~~~", served by server:serve_http on a fake luv (fake_luv.lua). Flags:
+-- bit 1, each connection is one request whose Content-Length the harness
+-- sets to the length of what follows the head (a mutated JSON body is
+-- still read whole, not cut short or run over); bit 2, the bytes come in
+-- reads of 1 + (flags >> 5) bytes, else in one; bit 3, small limits (413
+-- and 431 within reach); bit 4, the idle timers fire before all clients
+-- hang up. Checked: each connection's output is a series of well-formed
+-- HTTP/1.1 responses (the last may be a stream still open), with
+-- documented statuses and JSON bodies (or SSE events) that parse as
+-- JSON-RPC messages; an answer for every request the codec reads, unless
+-- one is still streaming; a JSON-RPC error has its documented status;
+-- nothing reported through on_error; once every client hung up, no
+-- connection and no timer is left.
 local core = require "jrpc.core"
 
 local M = {}
@@ -401,6 +404,16 @@ end
 
 local SEP = "\n~~~\n"
 
+-- One request with its Content-Length made right: the head up to the
+-- first blank line, less any Content-Length, and the rest as the body.
+local function fix_length(bytes)
+  local s, e = bytes:find("\r\n\r\n", 1, true)
+  if not s then return bytes end
+  local head, body = bytes:sub(1, s - 1), bytes:sub(e + 1)
+  head = ("\r\n" .. head):gsub("\r\n[Cc][Oo][Nn][Tt][Ee][Nn][Tt]%-[Ll][Ee][Nn][Gg][Tt][Hh]:[^\r]*", "")
+  return head:sub(3) .. "\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body
+end
+
 local function connections(payload)
   local list, pos = {}, 1
   while true do
@@ -425,6 +438,9 @@ function M.http(flags, payload)
   local srv = fixture()
   local http = assert(srv:serve_http({ uv = uv }, opts))
   local clients, inputs = {}, connections(payload)
+  if bit(flags, 1) then
+    for i, bytes in ipairs(inputs) do inputs[i] = fix_length(bytes) end
+  end
   for i, bytes in ipairs(inputs) do
     local c = uv.connect(http.handle)
     clients[i] = c
