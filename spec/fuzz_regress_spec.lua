@@ -416,6 +416,18 @@ describe("fuzz_mcp regressions", function()
       assert.is_nil(out:find("0x", 1, true))
     end
   end)
+
+  it("notifications/initialized sent as a request is -32601, not a null result", function()
+    -- fuzz/regress/mcp_initialized_as_request: with an id, before and after
+    -- initialize; its handler returned nothing, so the answer was
+    -- {"result":null}, and an MCP result is an object
+    local out = mcp_run(root .. "fuzz/regress/mcp_initialized_as_request")
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = core.decode(line) end
+    assert.are.same({1, 2, 3}, {lines[1].id, lines[2].id, lines[3].id})
+    assert.are.same({-32601, -32601}, {lines[1].error.code, lines[3].error.code})
+    assert.are.equal("2025-11-25", lines[2].result.protocolVersion)
+  end)
 end)
 
 describe("fuzz_mcp: the MCP server on the target's inputs", function()

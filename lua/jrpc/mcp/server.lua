@@ -208,7 +208,11 @@ function Server:attach(peer, hooks)
     if type(params) ~= "table" then error(protocol.invalid_params("Invalid params: expected an object"), 0) end
     return methods.initialize(self, params, session)
   end)
-  peer:method("notifications/initialized", function() session:mark_initialized() end)
+  peer:method("notifications/initialized", function(_, rpc)
+    -- sent as a request it is no method of ours (its answer would be null)
+    if rpc.id ~= nil then error(protocol.method_not_found(), 0) end
+    session:mark_initialized()
+  end)
   return peer
 end
 
