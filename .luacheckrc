@@ -1,4 +1,4 @@
--- luacheck configuration (`make lint` checks lua spec examples bench).
+-- luacheck configuration (`make lint` checks lua spec examples bench fuzz).
 -- Code must run on both Lua 5.4 and LuaJIT: "max" is the union of their
 -- standard globals, so feature tests like `table.unpack or unpack` pass.
 std = "max"

@@ -82,7 +82,7 @@ DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-de
   love xvfb xauth lua-socket neovim clangd
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
-LINT_DIRS = $(wildcard lua spec examples bench)
+LINT_DIRS = $(wildcard lua spec examples bench fuzz)
 # Lua files without a .lua name, which luacheck does not find in a directory
 LINT_FILES = bin/jrpc
 
@@ -479,10 +479,12 @@ clean:
 # prints executions, exec/s and coverage (cov/ft); it fails when a target
 # crashes, leaks, times out or finds an invariant broken (the input is
 # left in build/fuzz/artifacts/). fuzz-short is the `make test` stage:
-# 30 s per target when CI=true, else 5 s.
+# 30 s per target when CI=true, else 5 s. fuzz_mcp also runs the Lua of
+# lua/jrpc/ and fuzz/*.lua, loaded at run time from this checkout
+# (JRPC_ROOT), so editing them needs no rebuild.
 # =====================================================================
 FUZZ_CC ?= clang
-FUZZ_TARGETS := ndjson lsp message encode http http_client
+FUZZ_TARGETS := ndjson lsp message encode http http_client mcp
 FUZZ_SECONDS ?= 60
 FUZZ_BINS := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
@@ -499,6 +501,7 @@ fuzz-build: $(FUZZ_BINS)
 build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/host.c fuzz/host.h $(CORE_DEPS)
 	@mkdir -p $(@D) && rm -f $@
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(WARNINGS) $(if $(filter 1,$(WERROR)),-Werror) \
+	  -DJRPC_ROOT='"$(CURDIR)"' \
 	  $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson) $(CRYPTO_CFLAGS) -o $@ $< fuzz/host.c $(CORE_SRC) \
 	  $(shell $(PKG_CONFIG) --libs lua5.4) $(CORE_LIBS) -lm
 

@@ -34,9 +34,15 @@ for t in "$@"; do
   mkdir -p "$work" "$bin/artifacts"
   cp -p fuzz/corpus/fuzz_$t/* "$work"/ 2>/dev/null
   cp -p fuzz/regress/"$t"_* "$work"/ 2>/dev/null  # past crashes: replayed first
+  # a target's own tokens (fuzz/<target>.dict) come with the JSON ones
+  dict=fuzz/json.dict
+  if [ -f fuzz/$t.dict ]; then
+    dict=$bin/fuzz_$t.dict
+    cat fuzz/json.dict fuzz/$t.dict > "$dict"
+  fi
   echo "== fuzz_$t: ${seconds}s, corpus $work ($(ls "$work" | wc -l) files)"
   "$exe" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
-    -rss_limit_mb=2048 -max_len="$(max_len "$t")" -dict=fuzz/json.dict \
+    -rss_limit_mb=2048 -max_len="$(max_len "$t")" -dict="$dict" \
     -artifact_prefix="$bin/artifacts/fuzz_$t-" "$work" > "$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -6,6 +6,9 @@
 -- a sanitizer build of the core they must not crash).
 -- fuzz/corpus/: every seed through the codec under every profile and
 -- framing: only documented events, nothing raises.
+-- fuzz_mcp: its seeds (fuzz/corpus/fuzz_mcp/) and past failures
+-- (fuzz/regress/mcp_*) through fuzz/mcp_host.lua, the Lua the target runs:
+-- the MCP server on each input, every answer checked (it raises if not).
 local core = require "jrpc.core"
 
 local unpack = table.unpack or unpack
@@ -357,6 +360,92 @@ describe("fuzz corpus smoke test", function()
           assert.are.same(whole, pieces)
         end
         assert.is_true(unpack({true}))
+      end)
+    end
+  end
+end)
+
+
+-- fuzz_mcp (fuzz/fuzz_mcp.c) runs fuzz/mcp_host.lua on each input: the MCP
+-- server fed JSON-RPC lines or HTTP bytes, every answer checked
+local mcp_host
+local function mcp_run(path)
+  if mcp_host == nil then
+    package.path = root .. "fuzz/?.lua;" .. package.path
+    mcp_host = require "mcp_host"
+  end
+  return mcp_host.run(read(path))
+end
+
+-- the HTTP responses in a connection's output: their status lines
+local function statuses(out)
+  local list = {}
+  for status in out:gmatch("HTTP/1%.1 (%d%d%d) ") do list[#list + 1] = tonumber(status) end
+  return list
+end
+
+describe("fuzz_mcp regressions", function()
+  it("HTTP: a POSTed notification the peer finds invalid gets one answer, 400 with -32600", function()
+    -- fuzz/regress/mcp_http_invalid_notification: {"jsonrwc":"2.0","method":...}
+    -- has no id, so post() handed it to the peer and answered 202; but the
+    -- peer had already answered it Invalid Request (id null), so the 202 hit
+    -- a response already sent and the handler raised
+    local out = mcp_run(root .. "fuzz/regress/mcp_http_invalid_notification")
+    assert.are.same({400}, statuses(out[1]))
+    assert.matches('"code":%-32600', out[1])
+  end)
+
+  it("HTTP: an answer before dispatch names the id only when it is a string or an integer", function()
+    -- fuzz/regress/mcp_http_object_id: {"jsonrpc":"2.0","id":{"a":[1]},"result":1}
+    -- was refused (400, -32600) with that object as the answer's id, which
+    -- no JSON-RPC reader takes; it is null now, as for any unreadable id
+    local out = mcp_run(root .. "fuzz/regress/mcp_http_object_id")
+    assert.are.same({400}, statuses(out[1]))
+    assert.matches('"id":null', out[1])
+    assert.matches('"code":%-32600', out[1])
+  end)
+
+  it("_meta and logging/setLevel: a log level that is not a string is named by kind, not by address", function()
+    -- fuzz/regress/mcp_meta_log_level_object (a modern _meta logLevel {"a":1})
+    -- and mcp_legacy_set_level_array (logging/setLevel {"level":[]}) were
+    -- -32602 "unknown log level table: 0x55da3f9f5b70", a Lua address
+    for _, name in ipairs({"mcp_meta_log_level_object", "mcp_legacy_set_level_array"}) do
+      local out = mcp_run(root .. "fuzz/regress/" .. name)
+      assert.matches('"code":%-32602', out)
+      assert.matches('"message":"Invalid params: unknown log level %(an object or array%)"', out)
+      assert.is_nil(out:find("0x", 1, true))
+    end
+  end)
+
+  it("notifications/initialized sent as a request is -32601, not a null result", function()
+    -- fuzz/regress/mcp_initialized_as_request: with an id, before and after
+    -- initialize; its handler returned nothing, so the answer was
+    -- {"result":null}, and an MCP result is an object
+    local out = mcp_run(root .. "fuzz/regress/mcp_initialized_as_request")
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = core.decode(line) end
+    assert.are.same({1, 2, 3}, {lines[1].id, lines[2].id, lines[3].id})
+    assert.are.same({-32601, -32601}, {lines[1].error.code, lines[3].error.code})
+    assert.are.equal("2025-11-25", lines[2].result.protocolVersion)
+  end)
+end)
+
+describe("fuzz_mcp: the MCP server on the target's inputs", function()
+  local seeds = files("fuzz/corpus/fuzz_mcp")
+  it("has seeds of both modes", function()
+    local modes = {}
+    for _, name in ipairs(seeds) do modes[read(root .. "fuzz/corpus/fuzz_mcp/" .. name):byte(1) % 2] = true end
+    assert.are.same({ [0] = true, [1] = true }, modes)
+  end)
+  for _, name in ipairs(seeds) do
+    it("seed " .. name .. " gets documented answers only", function()
+      mcp_run(root .. "fuzz/corpus/fuzz_mcp/" .. name)
+    end)
+  end
+  for _, name in ipairs(files("fuzz/regress")) do
+    if name:find("^mcp_") then
+      it("regress " .. name .. " gets documented answers only", function()
+        mcp_run(root .. "fuzz/regress/" .. name)
       end)
     end
   end

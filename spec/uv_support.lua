@@ -58,6 +58,9 @@ end
 function M.run(fn, limit)
   local loop = M.loop
   local watchdog = uv.new_timer()
+  -- from now, not from the loop's cached time (stale by however long the
+  -- specs ran without the loop: it would fire at once)
+  uv.update_time()
   watchdog:start(math.floor((limit or 10) * 1000), 0, function() loop:stop() end)
   local results = pack(pcall(loop.run, loop, fn))
   require("jrpc.uv.handles").close(uv, watchdog)  -- safely, outside the loop

@@ -47,9 +47,16 @@ local function plain(res, status, text, extra)
   res:send(status, h, text .. "\n")
 end
 
--- A JSON-RPC error answered before dispatch (`id` may be nil: null).
+-- The id an answer before dispatch may repeat: one MCP allows (a string
+-- or an integer), else null, as JSON-RPC answers an id it cannot read.
+local function reply_id(id)
+  if type(id) == "string" or (type(id) == "number" and id % 1 == 0) then return id end
+  return core.null
+end
+
+-- A JSON-RPC error answered before dispatch (`id` may be anything: see reply_id).
 local function error_reply(res, id, err)
-  local body = core.encode{ jsonrpc = "2.0", id = id == nil and core.null or id,
+  local body = core.encode{ jsonrpc = "2.0", id = reply_id(id),
     error = { code = err.code, message = err.message, data = err.data } }
   res:send(STATUS_OF[err.code] or 400, json_headers(), body)
 end
@@ -166,7 +173,9 @@ local function post(srv, loop, opts, sessions, req, res)
   local peer = srv:attach(peer_mod.new(peer_opts))
   if msg.id == nil then
     peer:receive(req.body .. "\n")
-    return res:send(202, {}, "")
+    -- accepted, unless the peer found it invalid and answered (id null)
+    if not res.started then res:send(202, {}, "") end
+    return
   end
   res.on_close = function()
     -- the stream closing cancels the request (the handler's ctx sees it)

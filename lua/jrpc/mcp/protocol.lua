@@ -66,6 +66,17 @@ end
 -- Errors: each returns a jrpc error value; raise it with `error(e, 0)`.
 -- =======================================================================
 
+--- A value from the wire as an error message quotes it: a string, number
+--- or boolean as itself, anything else by kind (tostring of a table would
+--- put a Lua address in the answer).
+---@param v any
+---@return string
+function M.quote(v)
+  local t = type(v)
+  if t == "string" or t == "number" or t == "boolean" then return tostring(v) end
+  return t == "table" and "(an object or array)" or "(null)"
+end
+
 --- -32602 Invalid params.
 ---@param message string
 ---@param data? any
@@ -138,7 +149,7 @@ function M.check_meta(meta)
   if not M.is_modern_version(version) then return nil, M.unsupported_version(version) end
   local level = meta[k.log_level]
   if level ~= nil and not M.log_levels[level] then
-    return nil, M.invalid_params("Invalid params: unknown log level " .. tostring(level))
+    return nil, M.invalid_params("Invalid params: unknown log level " .. M.quote(level))
   end
   local info = meta[k.client_info]
   return { version = version, capabilities = caps, info = type(info) == "table" and info or nil,

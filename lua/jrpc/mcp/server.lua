@@ -287,7 +287,11 @@ function Server:attach(peer, hooks)
     self.listeners:add_legacy(peer, session)
     return result
   end)
-  peer:method("notifications/initialized", function() session:mark_initialized() end)
+  peer:method("notifications/initialized", function(_, rpc)
+    -- sent as a request it is no method of ours (its answer would be null)
+    if rpc.id ~= nil then error(protocol.method_not_found(), 0) end
+    session:mark_initialized()
+  end)
   return peer
 end
 

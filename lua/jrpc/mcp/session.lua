@@ -44,7 +44,7 @@ end
 ---@param level any
 function Session:set_level(level)
   if not protocol.log_levels[level] then
-    error(protocol.invalid_params("Invalid params: unknown log level " .. tostring(level)), 0)
+    error(protocol.invalid_params("Invalid params: unknown log level " .. protocol.quote(level)), 0)
   end
   self.client.log_level = level
 end
