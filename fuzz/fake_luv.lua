@@ -27,7 +27,7 @@ end
 -- timers
 function Handle:start(ms, rep, cb) self.ms, self.rep, self.cb = ms, rep, cb; return true end
 function Handle:stop() self.cb = nil; return true end
-function Handle.unref() end
+function Handle:unref() self.unrefd = true end
 
 -- listening side
 function Handle:bind(host, port) self.host, self.port = host, port; return true end
@@ -107,6 +107,16 @@ function M.new()
       if t.rep == 0 or t.rep == nil then t.cb = nil end
       cb()
     end
+  end
+
+  --- The live timers that keep a loop running (not unref'd: a legacy
+  --- session's idle timer outlives its connections on purpose).
+  function uv.ref_timers()
+    local live = {}
+    for _, t in ipairs(uv.timers()) do
+      if not t.unrefd then live[#live + 1] = t end
+    end
+    return live
   end
 
   function uv.timers()

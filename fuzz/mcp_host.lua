@@ -462,7 +462,7 @@ function M.http(flags, payload)
   for i, c in ipairs(clients) do parse_responses(c.out, "connection " .. i .. " (after eof)") end
   -- every connection gone, with its idle timer
   check(http.count == 0 and next(http.connections) == nil, "%d connections left after eof", http.count)
-  check(#uv.timers() == 0, "%d timers left after eof", #uv.timers())
+  check(#uv.ref_timers() == 0, "%d timers left after eof", #uv.ref_timers())
   check_reports(reports)
   http:close()
   check_reports(reports)
