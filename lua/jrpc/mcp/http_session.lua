@@ -164,6 +164,11 @@ function Sessions:close(sess)
   sess.peer:close("session ended")
 end
 
+local function error_reply(res, sid, id, err)
+  res:send(400, json_headers(sid), core.encode{ jsonrpc = "2.0", id = id == nil and core.null or id,
+    error = { code = err.code, message = err.message, data = err.data } })
+end
+
 -- Dispatch a decoded POST body `msg` (raw `body`) on session `sess`.
 local function dispatch(sess, msg, body, res)
   if msg.method == nil or msg.id == nil then
@@ -172,6 +177,11 @@ local function dispatch(sess, msg, body, res)
     return res:send(202, { ["mcp-session-id"] = sess.id }, "")
   end
   local key = core.encode(msg.id)
+  if sess.posts[key] then
+    -- its answer could reach only one of the two POSTs: the first would hang
+    return error_reply(res, sess.id, msg.id, errors.new(errors.codes.INVALID_REQUEST,
+      ("Invalid Request: id %s is already in use by a request in flight in this session"):format(key)))
+  end
   local post = { res = res }
   sess.posts[key] = post
   -- a disconnect is not a cancellation in this era: the answer is dropped
@@ -217,11 +227,6 @@ local function version_error(header)
     ("Invalid Request: unsupported MCP-Protocol-Version %q in a session (supported: %s)")
       :format(header, table.concat(protocol.LEGACY_VERSIONS, ", ")),
     { supported = protocol.LEGACY_VERSIONS, requested = header })
-end
-
-local function error_reply(res, sid, id, err)
-  res:send(400, json_headers(sid), core.encode{ jsonrpc = "2.0", id = id == nil and core.null or id,
-    error = { code = err.code, message = err.message, data = err.data } })
 end
 
 --- A legacy POST (already decoded to `msg`).
