@@ -8,5 +8,6 @@ read_globals = {"jit"}
 files["spec"] = {std = "+busted", max_line_length = false}
 
 -- Code that runs inside Neovim: its `vim` module is a global there.
-files["examples/nvim"] = {read_globals = {"vim"}}
+-- vim.bo[buf].x = v sets a buffer option (the 0.7 to 0.11 way alike).
+files["examples/nvim"] = {read_globals = {"vim"}, globals = {"vim.bo"}}
 files["spec/nvim"] = {read_globals = {"vim"}}

@@ -12,7 +12,7 @@
 #                   each into a temporary tree, smoke-tested (spec/rock/test_rock.sh)
 #   make rock       build/rock/jrpc-scm-1.src.rock, packed from this checkout
 #   make test-nvim  real `nvim --headless` loading jrpc from runtimepath: an LSP
-#                   session with clangd, and the examples/nvim plugin
+#                   session with clangd, and the examples/nvim plugins (hover, MCP)
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
 #   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT) and bench/pipe.lua
 #   make soak       SOAK_REQUESTS (1000000) through a pipe; fails if the server's RSS grows

@@ -72,6 +72,7 @@ build = {
     ["jrpc.cli.args"] = "lua/jrpc/cli/args.lua",
     ["jrpc.cli.call"] = "lua/jrpc/cli/call.lua",
     ["jrpc.cli.http"] = "lua/jrpc/cli/http.lua",
+    ["jrpc.cli.mcp"] = "lua/jrpc/cli/mcp.lua",
     ["jrpc.cli.output"] = "lua/jrpc/cli/output.lua",
     ["jrpc.cli.trace"] = "lua/jrpc/cli/trace.lua",
     ["jrpc.cli.transport"] = "lua/jrpc/cli/transport.lua",

@@ -68,6 +68,28 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal(HOVER, kv.hover)
   end)
 
+  it("the example plugin's :JrpcMcpTools and :JrpcMcpCall against examples/mcp/everything_server.lua", function()
+    local status, kv, stderr = nvim(root .. "," .. root .. "/examples/nvim", "spec/nvim/mcp_example.lua")
+    assert.are.equal("", stderr)
+    assert.are.equal(0, status)
+    assert.are.equal("true", kv.finished)
+    assert.are.equal("no MCP server: :JrpcMcpTools {cmd} first", kv.early)
+    assert.are.equal("28 tools of lua5.4 examples/mcp/everything_server.lua", kv.tools_title)
+    assert.are.equal("test_simple_text\tReturns a simple text response", kv.tools_first)
+    assert.are.equal("28", kv.tools_count)
+    assert.are.equal("test_simple_text\n\nThis is a simple text response for testing.", kv.simple)
+    assert.are.equal("test_echo\n\nhi there", kv.echo)
+    assert.are.equal("test_multiple_content_types\n\nMultiple content types test:\n"
+      .. "[image image/png, 96 bytes base64]\n[resource test://mixed-content-resource]\n"
+      .. '{"test":"data","value":123}', kv.multiple)
+    assert.are.equal("test_error_handling failed (isError)\n\nTool test_error_handling failed: internal error",
+      kv.failed)
+    assert.are.equal("error -32602: Invalid params: unknown tool nope", kv.unknown)
+    assert.are.equal("2", kv.windows)  -- the scratch buffer's split, made once
+    assert.are.equal("jrpc_mcp: no MCP server: :JrpcMcpTools {cmd} first|"
+      .. "jrpc_mcp: error -32602: Invalid params: unknown tool nope", kv.notified)
+  end)
+
   it("lua5.4 never loads the LuaJIT build installed in lua/jrpc/", function()
     local h = assert(io.popen(("cd %q && lua5.4 -e 'package.path=\"./lua/?.lua;./lua/?/init.lua;\"..package.path' "
       .. "-e 'print(package.searchpath(\"jrpc.core\", package.cpath))' 2>&1"):format(root)))

@@ -41,6 +41,11 @@ cli_smoke () {
     bash -c "eval \"\$(luarocks --lua-version $1 path --tree '$3')\" && '$wrapper' call --stdio 'lua5.4 $root/examples/spec_server.lua' subtract '[42,23]'" 2>&1) || true
   [ "$out" = 19 ] || { printf '%s\n' "$out"; echo "test-rock: $wrapper call FAILED" >&2; exit 1; }
   echo "test-rock: $2: jrpc call --stdio ... subtract [42,23] -> $out"
+  # and `jrpc mcp` (jrpc.cli.mcp and the MCP client, from the tree)
+  out=$(cd "$3" && env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u LUA_INIT -u LUA_INIT_5_4 \
+    bash -c "eval \"\$(luarocks --lua-version $1 path --tree '$3')\" && '$wrapper' mcp --stdio 'lua5.4 $root/examples/mcp/everything_server.lua' call test_simple_text" 2>&1) || true
+  [ "$out" = "This is a simple text response for testing." ] || { printf '%s\n' "$out"; echo "test-rock: $wrapper mcp FAILED" >&2; exit 1; }
+  echo "test-rock: $2: jrpc mcp --stdio ... call test_simple_text -> $out"
 }
 
 # build VERSION TREE [VAR=VALUE...]: luarocks make from a copy of the sources

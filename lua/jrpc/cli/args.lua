@@ -1,5 +1,5 @@
 --- Command-line parsing for the `jrpc` command: options described as data,
--- so every subcommand (call, and later mcp) parses the same way.
+-- so every subcommand (call, mcp) parses the same way.
 --
 --     local opts, words = args.parse(argv, 2, {
 --       { "--timeout", value = "S", check = args.positive_number },

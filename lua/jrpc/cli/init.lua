@@ -14,9 +14,8 @@ local M = {}
 --- The version printed by `jrpc --version`: the rock's version.
 M.VERSION = "scm-1"
 
--- In the order --help lists them. Only commands that exist are listed:
--- `mcp` joins once lua/jrpc/cli/mcp.lua does.
-local COMMANDS = { "call" }
+-- In the order --help lists them.
+local COMMANDS = { "call", "mcp" }
 
 local function command(name)
   for _, n in ipairs(COMMANDS) do
