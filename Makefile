@@ -215,20 +215,23 @@ endef
 export BUSTED_RUN_SH
 
 test: deps node-deps
-	@passed=0; failed=0; bad=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
-	$(MAKE) --no-print-directory WERROR=1 all embed bench-tools || bad="$$bad build"; \
-	$(MAKE) --no-print-directory lint || bad="$$bad lint"; \
-	run_busted 5.4 lua5.4 /usr/bin/busted spec; \
-	run_busted jit luajit /usr/bin/busted spec; \
-	$(MAKE) --no-print-directory soak SOAK_REQUESTS=$(SOAK_TEST_REQUESTS) || bad="$$bad soak"; \
-	$(MAKE) --no-print-directory test-rock || bad="$$bad test-rock"; \
-	$(MAKE) --no-print-directory test-love || bad="$$bad test-love"; \
-	$(MAKE) --no-print-directory test-nvim || bad="$$bad test-nvim"; \
-	$(MAKE) --no-print-directory test-conformance || bad="$$bad test-conformance"; \
-	$(MAKE) --no-print-directory WERROR=1 test-asan || bad="$$bad test-asan"; \
-	$(MAKE) --no-print-directory WERROR=1 test-valgrind || bad="$$bad test-valgrind"; \
-	$(MAKE) --no-print-directory WERROR=1 test-allocfail || bad="$$bad test-allocfail"; \
-	$(MAKE) --no-print-directory fuzz-short || bad="$$bad fuzz-short"; \
+	@passed=0; failed=0; bad=; times=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
+	stage () { name=$$1; shift; t0=$$(date +%s); "$$@" || bad="$$bad $$name"; \
+	  times="$$times $$name $$(( $$(date +%s) - t0 ))s"; }; \
+	stage build $(MAKE) --no-print-directory WERROR=1 all embed bench-tools; \
+	stage lint $(MAKE) --no-print-directory lint; \
+	stage busted-5.4 run_busted 5.4 lua5.4 /usr/bin/busted spec; \
+	stage busted-jit run_busted jit luajit /usr/bin/busted spec; \
+	stage soak $(MAKE) --no-print-directory soak SOAK_REQUESTS=$(SOAK_TEST_REQUESTS); \
+	stage test-rock $(MAKE) --no-print-directory test-rock; \
+	stage test-love $(MAKE) --no-print-directory test-love; \
+	stage test-nvim $(MAKE) --no-print-directory test-nvim; \
+	stage test-conformance $(MAKE) --no-print-directory test-conformance; \
+	stage test-asan $(MAKE) --no-print-directory WERROR=1 test-asan; \
+	stage test-valgrind $(MAKE) --no-print-directory WERROR=1 test-valgrind; \
+	stage test-allocfail $(MAKE) --no-print-directory WERROR=1 test-allocfail; \
+	stage fuzz-short $(MAKE) --no-print-directory fuzz-short; \
+	echo "make test: stage times:$$times"; \
 	if [ -n "$$bad" ]; then echo "make test: FAILED:$$bad"; else echo "make test: all stages passed"; fi; \
 	echo "$$passed passed, $$failed failed"; \
 	[ -z "$$bad" ]
@@ -479,7 +482,7 @@ clean:
 # prints executions, exec/s and coverage (cov/ft); it fails when a target
 # crashes, leaks, times out or finds an invariant broken (the input is
 # left in build/fuzz/artifacts/). fuzz-short is the `make test` stage:
-# 30 s per target when CI=true, else 5 s. fuzz_mcp also runs the Lua of
+# 15 s per target when CI=true, else 5 s. fuzz_mcp also runs the Lua of
 # lua/jrpc/ and fuzz/*.lua, loaded at run time from this checkout
 # (JRPC_ROOT), so editing them needs no rebuild.
 # =====================================================================
@@ -490,7 +493,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS ?= -g -O1 -fno-omit-frame-pointer
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 ifeq ($(CI),true)
-FUZZ_SHORT_SECONDS ?= 30
+FUZZ_SHORT_SECONDS ?= 15
 else
 FUZZ_SHORT_SECONDS ?= 5
 endif
