@@ -15,6 +15,7 @@ local T = dofile("spec/tls_support.lua")
 local jrpc = require "jrpc"
 local mcp_client = require "jrpc.mcp.client"
 local http_client = require "jrpc.uv.http_client"
+local era_cache = require "jrpc.mcp.client_era"
 
 local NPM_EVERYTHING = "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 local PROGRESS = { { 0, 100, "step 1 of 3" }, { 50, 100, "step 2 of 3" }, { 100, 100, "step 3 of 3" } }
@@ -87,7 +88,11 @@ local function posts_of(wire, method)
   return out
 end
 
-after_each(S.cleanup)
+-- a verdict cached for an origin must not outlive its server (ports come round again)
+after_each(function()
+  S.cleanup()
+  for origin in pairs(era_cache.by_origin) do era_cache.by_origin[origin] = nil end
+end)
 
 -- {======================================================================
 -- everything_server.lua --http
