@@ -375,3 +375,46 @@ describe("jrpc.mcp.client over HTTPS", function()
 end)
 
 -- }======================================================================
+
+-- {======================================================================
+-- Header values: the client's spelling is what the server's check decodes
+-- =======================================================================
+
+describe("jrpc.mcp.http_headers, the client's side", function()
+  local hh = require "jrpc.mcp.http_headers"
+
+  it("spells values plainly when safe, else with the base64 sentinel, and decode_value takes them back", function()
+    local cases = {
+      { "us-west1", "us-west1" }, { "", "" }, { "héllo", "=?base64?aMOpbGxv?=" }, { " x", "=?base64?IHg=?=" },
+      { "x\t", "=?base64?eAk=?=" }, { "a\nb", "=?base64?YQpi?=" },
+      { "=?base64?eA==?=", "=?base64?PT9iYXNlNjQ/ZUE9PT89?=" },  -- a plain value that reads as a sentinel
+    }
+    for _, c in ipairs(cases) do
+      assert.same({ c[2], c[1] }, { hh.encode_value(c[1]), hh.decode_value(hh.encode_value(c[1])) })
+    end
+    assert.same({ "42", "-7", "true", "false" },
+      { hh.encode_value(42), hh.encode_value(-7), hh.encode_value(true), hh.encode_value(false) })
+    for _, s in ipairs{ "f", "fo", "foo", "foob", "fooba", "foobar" } do  -- RFC 4648's vectors
+      assert.same(s, hh.base64_decode(hh.base64_encode(s)))
+    end
+    assert.same("Zm9vYmFy", hh.base64_encode("foobar"))
+    assert.same("Zm9vYg==", hh.base64_encode("foob"))
+  end)
+
+  it("makes the headers the server's check accepts for a message", function()
+    local schema = { type = "object", properties = { region = { type = "string", ["x-mcp-header"] = "Region" },
+      n = { type = "integer", ["x-mcp-header"] = "N" }, gone = { type = "string", ["x-mcp-header"] = "Gone" } } }
+    local mirrored = assert(hh.mirrored_arguments(schema))
+    local msg = { jsonrpc = "2.0", id = 1, method = "tools/call", params = { name = "t",
+      arguments = { region = "ünïcode", n = 3, gone = jrpc.null },
+      _meta = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28" } } }
+    local h = hh.for_message(msg, mirrored)
+    assert.same({ ["MCP-Protocol-Version"] = "2026-07-28", ["Mcp-Method"] = "tools/call", ["Mcp-Name"] = "t",
+      ["Mcp-Param-Region"] = "=?base64?w7xuw69jb2Rl?=", ["Mcp-Param-N"] = "3" }, h)
+    local lower = {}
+    for k, v in pairs(h) do lower[k:lower()] = v end
+    assert.is_nil(hh.check(lower, msg, mirrored))
+  end)
+end)
+
+-- }======================================================================
