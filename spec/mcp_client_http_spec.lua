@@ -277,6 +277,19 @@ describe("jrpc.mcp.client over HTTP: versions and the era cache", function()
     end, 20)
   end)
 
+  it("learns a tool's x-mcp-header marks when a call before any tools/list gets -32020", function()
+    S.run(function()
+      local client, wire = connect{ url = everything(), era = "modern" }
+      assert.same("region eu", text(assert(client:call_tool("test_custom_headers", { region = "eu" }))))
+      assert.same({ "POST tools/call 400", "POST tools/list 200", "POST tools/call 200" }, summary(wire))
+      assert.same({ nil, "eu" }, { wire[1].headers["Mcp-Param-Region"], wire[3].headers["Mcp-Param-Region"] })
+      -- known now: the next call carries its header at once
+      assert.same("region us", text(assert(client:call_tool("test_custom_headers", { region = "us" }))))
+      assert.same({ 4, "POST tools/call 200", "us" }, { #wire, summary(wire)[4], wire[4].headers["Mcp-Param-Region"] })
+      client:close()
+    end, 20)
+  end)
+
   it("caches a detected verdict per origin: the next client does not probe", function()
     S.run(function()
       local url = everything()

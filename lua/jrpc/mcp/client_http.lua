@@ -216,6 +216,38 @@ local function release(self)
   end
 end
 
+-- A tools/call refused with -32020 for a tool whose marks we never saw (no
+-- tools/list went through us yet): list the tools, every page, then send
+-- it once more with its Mcp-Param-* headers. True when taken.
+local MAX_LEARN_PAGES = 20
+
+local function relearn(self, p, err)
+  local params = p.msg.params
+  local name = type(params) == "table" and params.name
+  if err.code ~= -32020 or p.relearned or type(name) ~= "string" or self.mirrored[name] ~= nil then
+    return false
+  end
+  p.relearned = true
+  local meta
+  if type(params._meta) == "table" then
+    meta = {}
+    for k, v in pairs(params._meta) do if k ~= "progressToken" then meta[k] = v end end
+  end
+  local pages = 0
+  local function page(cursor)
+    pages = pages + 1
+    self:request("tools/list", { cursor = cursor, _meta = meta }, function(lerr, result)
+      if self.pending[p.id] ~= p then return end
+      if lerr or type(result) ~= "table" then return settle(self, p, err) end
+      if type(result.nextCursor) == "string" and pages < MAX_LEARN_PAGES then return page(result.nextCursor) end
+      if self.mirrored[name] == nil then return settle(self, p, err) end
+      self:_send(p)
+    end)
+  end
+  page(nil)
+  return true
+end
+
 --- Run `start` in order with the notifications (see `in_order`).
 function Transport:_queue(start) in_order(self, start) end
 
@@ -225,7 +257,11 @@ function Transport:_ended(p, res, err, st)
   if err then return settle(self, p, errors.new("http", err)) end
   if res.closed or not res.status then return end
   if res.status == 404 and self.session:expired(p) then return end
-  if res.status >= 300 then return settle(self, p, M.status_error(res, st.body)) end
+  if res.status >= 300 then
+    local e = M.status_error(res, st.body)
+    if p.method == "tools/call" and relearn(self, p, e) then return end
+    return settle(self, p, e)
+  end
   if st.sse and self.session:resume(p, st) then return end
   settle(self, p, errors.new("http", ("HTTP %d: the response ended without an answer to %s (id %s)")
     :format(res.status, p.method, tostring(p.id))))
