@@ -307,13 +307,12 @@ end)
 -- }======================================================================
 
 -- {======================================================================
--- The same client over the curl stand-in HTTP transport (the seam's
--- second filling), against everything_server.lua --http, both eras
+-- The same client over Streamable HTTP (the seam's second filling,
+-- lua/jrpc/mcp/client_http.lua), against everything_server.lua --http,
+-- both eras; spec/mcp_client_http_spec.lua checks the transport itself
 -- =======================================================================
 
-describe("jrpc.mcp.client over Streamable HTTP (examples/mcp/curl_transport.lua)", function()
-  package.path = "examples/mcp/?.lua;" .. package.path
-  local curl_transport = require "curl_transport"
+describe("jrpc.mcp.client over Streamable HTTP", function()
 
   local function http_server()
     local log = { text = "" }
@@ -327,7 +326,7 @@ describe("jrpc.mcp.client over Streamable HTTP (examples/mcp/curl_transport.lua)
     it("lists, calls with progress, reads and answers the server (" .. era .. ")", function()
       S.run(function()
         local asked, cbs = user()
-        cbs.era, cbs.transport = era, curl_transport.opener(S.loop, http_server())
+        cbs.era, cbs.url = era, http_server()
         local client = assert(mcp_client.connect(S.loop, cbs))
         assert.same(era == "modern" and "2026-07-28" or "2025-11-25", assert(client:era()).version)
         assert.same(TOOLS, names(assert(client:list_tools())))

@@ -194,6 +194,24 @@ describe("jrpc.uv.http_client", function()
       assert.is_true(gone)
     end)
 
+    it("closes a request before its head came (on_start): the server sees the client go", function()
+      local res, gone, sent = nil, false, nil
+      S.run(function()
+        local server = serve(function(_, r)
+          r.on_close = function() gone = true end
+          loop:sleep(0.3)  -- answers only when done, as an MCP server with no progress to send
+          sent = r.closed and "closed" or r:send(200, {}, "late")
+        end)
+        local request
+        S.loop.uv.new_timer():start(50, 0, function() request:close() end)
+        res = assert(hc.request(loop, { url = ("http://127.0.0.1:%d/"):format(server.port),
+          on_start = function(r) request = r end }))
+        assert(S.wait_until(function() return sent ~= nil end, 2))
+        server:close()
+      end)
+      assert.are.same({ true, nil, "", true, "closed" }, { res.closed, res.status, res.body, gone, sent })
+    end)
+
     it("keeps the connection alive between two requests of one client", function()
       local bodies, count, idle
       S.run(function()

@@ -2,14 +2,12 @@
 -- scenarios: `conformance client --command "lua5.4 examples/mcp/conformance_client.lua"`
 -- runs it with the mock server's URL as its last argument and the scenario
 -- in MCP_CONFORMANCE_SCENARIO (see spec/mcp/conformance_client.sh). It acts
--- on the scenario with jrpc.mcp.client over the curl stand-in transport,
--- in the era MCP_CONFORMANCE_PROTOCOL_VERSION names, then exits (status 1
--- when a call failed).
+-- on the scenario with jrpc.mcp.client over its Streamable HTTP transport
+-- (lua/jrpc/mcp/client_http.lua), in the era MCP_CONFORMANCE_PROTOCOL_VERSION
+-- names, then exits (status 1 when a call failed).
 dofile((debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/../paths.lua")
-package.path = (debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/?.lua;" .. package.path
 local jrpc = require "jrpc"
 local mcp_client = require "jrpc.mcp.client"
-local curl_transport = require "curl_transport"
 
 local url = assert(arg[#arg], "usage: conformance_client.lua URL")
 local scenario = os.getenv("MCP_CONFORMANCE_SCENARIO") or "tools_call"
@@ -111,7 +109,7 @@ end
 
 loop:run(function()
   local client = assert(mcp_client.connect(loop, {
-    transport = curl_transport.opener(loop, url),
+    url = url,
     era = version == "2026-07-28" and "modern" or "legacy", version = version,
     client_info = { name = "jrpc-conformance-client", version = "1.0.0" },
     on_elicitation = elicit, on_sampling = sample, roots = {}, timeout = 20,

@@ -57,6 +57,13 @@ tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100", function(_
     -- notifications a tick later than responses, and would drop a progress
     -- notification that arrives in the same read as the result
     if loop then loop:sleep(0.05) end
+    -- a client that cancelled (HTTP: closed the stream) hears nothing more;
+    -- the line on stderr lets a test see the server noticed
+    if ctx:cancelled() then
+      io.stderr:write(("test_tool_with_progress: cancelled after step %d\n"):format(i))
+      io.stderr:flush()
+      return "cancelled"
+    end
   end
   return "Progress test completed"
 end)

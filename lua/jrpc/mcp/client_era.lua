@@ -1,12 +1,14 @@
 --- Which era the server speaks, found once per client and cached there
 -- (`client._era`, owned by this module):
 --   * pinned by the user (`era = "modern"` or `"legacy"`), or
---   * probed as the specification says for stdio: `server/discover` with
+--   * known for the server's origin (HTTP: a verdict found before), or
+--   * probed as the specification says: `server/discover` with
 --     our preferred modern version. A DiscoverResult, or a recognized
 --     modern error (-32022 with `supported`), means modern; any other error
---     or a timeout means legacy, and `initialize` follows. The fallback is
---     never keyed on one error code (legacy servers answer -32601, -32602,
---     or nothing at all).
+--     or a timeout means legacy, and `initialize` follows (stdio; over
+--     HTTP the transport's `probe_fallback` decides: a 400 whose body is
+--     no modern error). The fallback is never keyed on one error code
+--     (legacy servers answer -32601, -32602, or nothing at all).
 -- The verdict: `{era, version, capabilities?, server_info?, instructions?}`.
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
@@ -17,6 +19,11 @@ local workers = require "jrpc.workers"
 local M = {}
 
 M.DEFAULT_DISCOVER_TIMEOUT = 5
+
+--- Detected verdicts per origin (`scheme://host:port`) of HTTP servers, as
+--- the spec has clients cache them: a later client of the same origin
+--- does not probe again. Module-wide; clear an entry to probe again.
+M.by_origin = {}
 
 local function member(list, v)
   for _, x in ipairs(list) do if x == v then return true end end
@@ -111,14 +118,35 @@ local function probe(client)
     return nil, errors.new("unsupported_version", "the server speaks none of our modern versions", err.data)
   end
   if err.code == "closed" or err.code == "cancelled" then return nil, err end
+  -- HTTP has its own rule (a 400 without a modern error); stdio falls back on anything
+  local transport = client._transport
+  if transport.probe_fallback and not transport:probe_fallback(err) then return nil, err end
   return initialize(client)
+end
+
+local function copy(t)
+  local out = {}
+  for k, v in pairs(t) do out[k] = v end
+  return out
+end
+
+-- A verdict known for the transport's origin (HTTP): modern is used as
+-- it is; legacy still needs its own initialize (a session of its own).
+local function known(client, verdict)
+  if verdict.era == "legacy" then return initialize(client) end
+  client._era.version = verdict.version
+  return copy(verdict)
 end
 
 local function detect(client)
   local state = client._era
   if state.pinned == "modern" then return modern_verdict(state, nil) end
   if state.pinned == "legacy" then return initialize(client) end
-  return probe(client)
+  local origin = client._transport.origin
+  if origin and M.by_origin[origin] then return known(client, M.by_origin[origin]) end
+  local verdict, err = probe(client)
+  if verdict and origin then M.by_origin[origin] = copy(verdict) end
+  return verdict, err
 end
 
 local function wake_all(client, waiters, verdict, err)

@@ -3,15 +3,18 @@
 -- stderr inherited, captured or handed to a function (never read as
 -- protocol: it is another pipe).
 --
--- The transport seam (what jrpc.mcp.client needs of any transport; a
--- Streamable HTTP transport implements the same methods):
+-- The transport seam (what jrpc.mcp.client needs of any transport;
+-- client_http.lua, Streamable HTTP, implements the same methods):
 --   t:request(method, params, callback) -> id   callback(err, result) exactly once
 --   t:cancel(id, reason) -> boolean   settles that request's callback at once
 --                                     ("cancelled") and tells the server
 --   t:notify(method, params)
 --   t:after(seconds, fn) -> timer; t:cancel_timer(timer); t:now()
 --   t:close()                         in a coroutine: waits until it is closed
---   t.kind                            "stdio" (cancel sends notifications/cancelled)
+--   t.kind                            "stdio" (cancel sends notifications/cancelled) or "http"
+--   t.origin                          (optional) the server's origin: detected eras are cached per origin
+--   t:probe_fallback(err) -> boolean  (optional) whether the era probe's error means a legacy
+--                                     server (without it: any error but closed/cancelled does)
 -- The client hands `open` a sink: `sink.notification(method, params, meta)`
 -- for every server notification, and `sink.methods`, the handlers that
 -- answer a legacy server's requests (roots, sampling, elicitation, ping).

@@ -43,6 +43,45 @@ function M.base64_decode(s)
   return table.concat(out)
 end
 
+--- Encode standard base64 (RFC 4648 section 4, padded): what
+--- `base64_decode` takes back.
+---@param s string
+---@return string
+function M.base64_encode(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local quad = {}
+    for k = 1, 4 do
+      local v = math.floor(n / 2 ^ (6 * (4 - k))) % 64
+      quad[k] = B64:sub(v + 1, v + 1)
+    end
+    if b == nil then quad[3] = "=" end
+    if c == nil then quad[4] = "=" end
+    out[#out + 1] = table.concat(quad)
+  end
+  return table.concat(out)
+end
+
+--- A body value spelt as a header value (the inverse of `decode_value`):
+--- a string as is, an integer in decimal, a boolean `true`/`false`; the
+--- `=?base64?...?=` sentinel when the plain spelling is not safe (controls,
+--- non-ASCII, leading or trailing blanks) or would itself read as one.
+---@param v string|number|boolean
+---@return string
+function M.encode_value(v)
+  if type(v) == "boolean" then return tostring(v) end
+  if type(v) == "number" then
+    return (v % 1 == 0 and v > -2 ^ 53 and v < 2 ^ 53) and ("%d"):format(v) or tostring(v)
+  end
+  local s = tostring(v)
+  local unsafe = s:find("[%z\1-\31\127-\255]") or s:find("^[ \t]") or s:find("[ \t]$")
+    or s:find("^=%?base64%?.*%?=$")
+  if unsafe then return "=?base64?" .. M.base64_encode(s) .. "?=" end
+  return s
+end
+
 --- A header value as the body would spell it: the `=?base64?...?=`
 --- sentinel decoded. Nil when the value has characters RFC 9110 does not
 --- allow (controls other than HTAB, or non-ASCII) or a broken sentinel.
@@ -201,6 +240,32 @@ local function same_arguments(headers, mirrored, args)
     end
   end
   return nil
+end
+
+--- The headers a client sends with message `msg` (the other side of
+--- `check`): `MCP-Protocol-Version` from its `_meta` (when it names one),
+--- `Mcp-Method`, `Mcp-Name`, and for a `tools/call` the `Mcp-Param-{Name}`
+--- header of each argument `mirrored` lists that the call has (absent and
+--- null ones have none; so have objects and arrays, which no header spells).
+---@param msg table
+---@param mirrored? table  from `mirrored_arguments`
+---@return table<string, string>
+function M.for_message(msg, mirrored)
+  local params = type(msg.params) == "table" and msg.params or {}
+  local meta = type(params._meta) == "table" and params._meta or {}
+  local h = {}
+  local version = meta[protocol.keys.protocol_version]
+  if version ~= nil then h["MCP-Protocol-Version"] = tostring(version) end
+  if msg.method then h["Mcp-Method"] = msg.method end
+  local member = NAME_OF[msg.method]
+  if member and params[member] ~= nil then h["Mcp-Name"] = M.encode_value(params[member]) end
+  if msg.method == "tools/call" then
+    for _, m in ipairs(mirrored or {}) do
+      local v = argument(params.arguments, m.path)
+      if v ~= nil and type(v) ~= "table" then h["Mcp-Param-" .. m.name] = M.encode_value(v) end
+    end
+  end
+  return h
 end
 
 -- }======================================================================

@@ -28,6 +28,7 @@ local handles = require "jrpc.uv.handles"
 
 local M = {}
 
+local request_handle
 local RETRY = {}  -- an exchange's error: send the request again on a new connection
 
 M.DEFAULTS = {
@@ -37,7 +38,7 @@ M.DEFAULTS = {
 }
 
 local KNOWN = { url = true, method = true, headers = true, body = true, timeout = true,
-  ca_file = true, verify = true, on_headers = true, on_chunk = true, on_done = true,
+  ca_file = true, verify = true, on_headers = true, on_chunk = true, on_done = true, on_start = true,
   max_header_bytes = true, max_headers = true, max_body_bytes = true }
 
 -- {======================================================================
@@ -347,7 +348,7 @@ local function check_opts(opts)
   for k in pairs(opts) do
     if not KNOWN[k] then error("http_client.request: unknown option '" .. tostring(k) .. "'", 3) end
   end
-  for _, k in ipairs({ "on_headers", "on_chunk", "on_done" }) do
+  for _, k in ipairs({ "on_headers", "on_chunk", "on_done", "on_start" }) do
     if opts[k] ~= nil and type(opts[k]) ~= "function" then
       error("http_client.request: " .. k .. " must be a function", 3)
     end
@@ -384,6 +385,28 @@ local function request_bytes(opts, u, keep)
   if not keep and not has.connection then headers.Connection = "close" end
   local method = opts.method or (opts.body and "POST" or "GET")
   return core.http_request(method, u.target, headers, opts.body), method
+end
+
+---@class jrpc.uv.HttpRequest
+local Request = {}
+Request.__index = Request
+
+--- End the request now, at any stage: still connecting, waiting for the
+--- head (a server that answers only when done sees the connection go:
+--- MCP's cancellation over HTTP), or streaming. The request then ends with
+--- `res.closed = true` (no `status` when no head came). Idempotent.
+function Request:close()
+  local st = self.st
+  if st.finished then return end
+  local ex = st.ex
+  if ex and not ex.finished then return ex.stream:close() end
+  if st.opening then st.opening:close() end
+  self.finish({ closed = true, headers = {}, raw_headers = {}, body = "" })
+end
+
+-- The handle `on_start` gets: the whole request, across a retry.
+request_handle = function(st, finish)
+  return setmetatable({ st = st, finish = finish }, Request)
 end
 
 -- Run one exchange; done(res, err) once. `pool`: a Client, or nil. A
@@ -450,6 +473,8 @@ local function exchange(loop, opts, pool, done)
     -- a connection still being made is not waited for (nor left to linger)
     if st.opening then st.opening:close() end
   end, "http client timeout")
+  if opts.on_start then opts.on_start(request_handle(st, finish)) end
+  if st.finished then return end
   if pool then st.opening = pool:_get(u, key, opts, connected)
   else st.opening = open(loop, u, opts, connected) end
 end
@@ -461,7 +486,8 @@ end
 --- with a body), `headers`, `body`, `timeout` (seconds, default 30),
 --- `ca_file`, `verify` (false turns certificate checks off),
 --- `on_headers(res, stream)`, `on_chunk(bytes, stream)` (streams the
---- body: `res.body` is then ""), limits `max_header_bytes`, `max_headers`,
+--- body: `res.body` is then ""), `on_start(request)` (at once: its
+--- `close()` ends the request at any stage), limits `max_header_bytes`, `max_headers`,
 --- `max_body_bytes`.
 ---@param loop table  the jrpc.uv loop
 ---@param opts table
