@@ -80,8 +80,18 @@ local TOOLS = lines{
   "test_trigger_resource_update\tAnnounces test://watched-resource updated (resources/updated)",
 }
 local PNG_1X1_BASE64 = 96
-local ERROR_TOOL_STDERR = 'jrpc: tool "test_error_handling" failed: examples/mcp/everything_server.lua:64: '
-  .. "This tool intentionally returns an error for testing\n"
+-- what the server logs on its (inherited) stderr: the error with its line
+local function line_of(path, text)
+  local n = 0
+  for line in io.lines(path) do
+    n = n + 1
+    if line:find(text, 1, true) then return n end
+  end
+  error(text .. " not in " .. path)
+end
+local ERROR_TOOL_STDERR = ('jrpc: tool "test_error_handling" failed: examples/mcp/everything_server.lua:%d: '
+  .. "This tool intentionally returns an error for testing\n")
+  :format(line_of("examples/mcp/everything_server.lua", "This tool intentionally returns an error for testing"))
 
 for _, era in ipairs{ "modern", "legacy", "probed" } do
   local era_args = era ~= "probed" and { "--era", era } or {}
@@ -179,13 +189,36 @@ describe("jrpc mcp: commands that fail", function()
       mcp("--stdio", "cat > /dev/null", "--timeout", "0.2", "read", "x://y"))
   end)
 
-  it("--http without the MCP client's HTTP transport: exit 3, said clearly", function()
-    if package.searchpath("jrpc.mcp.client_http", package.path) then
-      return pending("jrpc.mcp.client_http exists: the --http specs are the ones that apply")
-    end
-    assert.same({ 3, "", "jrpc: --http needs jrpc.mcp.client_http (the MCP client's Streamable HTTP transport), "
-      .. "which this jrpc does not have; use --stdio\n" }, mcp("--http", "http://127.0.0.1:1/mcp", "tools"))
+  it("--http to a port nobody listens on: exit 3, the address named", function()
+    assert.same({ 3, "", "jrpc: cannot connect to 127.0.0.1:1: ECONNREFUSED\n" },
+      mcp("--http", "http://127.0.0.1:1/mcp", "tools"))
   end)
+end)
+
+describe("jrpc mcp over Streamable HTTP (everything_server.lua --http)", function()
+  local T = dofile("spec/tls_support.lua")
+  local url, pid
+
+  setup(function()
+    local port
+    port, pid = T.start("exec " .. EVERYTHING .. " --http 127.0.0.1:0", "listening on http://127%.0%.0%.1:(%d+)/mcp")
+    url = "http://127.0.0.1:" .. port .. "/mcp"
+  end)
+
+  teardown(function() T.kill(pid) end)
+
+  for _, era in ipairs{ "modern", "legacy" } do
+    it(era .. ": tools and call print what they print over stdio", function()
+      local over_stdio = mcp("--stdio", EVERYTHING, "--era", era, "tools")
+      assert.are.equal(0, over_stdio[1])
+      assert.are.equal("test_simple_text\tReturns a simple text response\n", over_stdio[2]:match("^[^\n]*\n"))
+      assert.same(over_stdio, mcp("--http", url, "--era", era, "tools"))
+      assert.same({ 0, "This is a simple text response for testing.\n", "" },
+        mcp("--http", url, "--era", era, "call", "test_simple_text"))
+      assert.same({ 1, "", '{"code":-32602,"message":"Invalid params: unknown tool nope"}\n' },
+        mcp("--http", url, "--era", era, "call", "nope"))
+    end)
+  end
 end)
 
 describe("jrpc mcp usage errors: exit 2, the problem and the usage line on stderr", function()

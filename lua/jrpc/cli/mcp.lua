@@ -44,8 +44,6 @@ A text that does not end with a newline gets one.
   --stdio CMD          run CMD with /bin/sh -c and talk over its stdin/stdout;
                        its stderr goes to ours
   --http URL           a Streamable HTTP server at an http:// or https:// URL
-                       (needs jrpc.mcp.client_http, the MCP client's HTTP
-                       transport; without it, exit 3)
   --header "K: V"      (--http, repeatable) send this header on every request
                        (Authorization: Bearer ...); a name given twice is sent
                        once, the values joined by ", "
@@ -209,20 +207,8 @@ local function traced_seam(t, sink)
   return t
 end
 
--- The HTTP transport, or nil and why not (it is not in every jrpc yet).
-local function http_module()
-  if package.searchpath("jrpc.mcp.client_http", package.path) == nil then
-    return nil, "--http needs jrpc.mcp.client_http (the MCP client's Streamable HTTP transport), "
-      .. "which this jrpc does not have; use --stdio"
-  end
-  local ok, mod = pcall(require, "jrpc.mcp.client_http")
-  if not ok then return nil, "cannot load jrpc.mcp.client_http: " .. tostring(mod) end
-  return mod
-end
-
 local function http_transport(loop, opts, copts)
-  local mod, err = http_module()
-  if mod == nil then return nil, err end
+  local mod = require "jrpc.mcp.client_http"
   copts.url, copts.headers = opts.http, header_map(opts.header)
   copts.ca_file, copts.verify = opts.ca_file, not opts.insecure
   -- opened here, through the seam, rather than by connect's `url`: the
