@@ -450,10 +450,12 @@ describe("jrpc.mcp.client against servers scripted in sh (listen, timeouts)", fu
       end
       assert.same({ "done", { 1, 2, 3, 4 } }, { slow_call{ timeout = 0.6 } })
       -- progress 1 at 0.3 s; the next at 0.6 s comes after the timeout
-      assert.same({ "timeout", { 1 } }, { slow_call{ timeout = 0.45, extend_on_progress = false } })
+      -- (a loaded machine may deliver progress 1 late, or 2 before the timer runs)
+      local code0, seen0 = slow_call{ timeout = 0.45, extend_on_progress = false }
+      assert.same({ "timeout", true }, { code0, #seen0 <= 2 })
       -- progress keeps it alive until the hard maximum, long before the 1.2 s answer
       local code, seen = slow_call{ timeout = 0.6, max_timeout = 0.8 }
-      assert.same({ "timeout", true }, { code, #seen >= 1 and #seen <= 2 })
+      assert.same({ "timeout", true }, { code, #seen <= 2 })
       assert.same("timeout", (slow_call{ timeout = false, max_timeout = 0.4 }))
     end, 20)
   end)
