@@ -216,8 +216,8 @@ export BUSTED_RUN_SH
 
 test: deps node-deps
 	@passed=0; failed=0; bad=; times=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
-	stage () { name=$$1; shift; t0=$$(date +%s); "$$@" || bad="$$bad $$name"; \
-	  times="$$times $$name $$(( $$(date +%s) - t0 ))s"; }; \
+	stage () { stage_name=$$1; shift; t0=$$(date +%s); "$$@" || bad="$$bad $$stage_name"; \
+	  times="$$times $$stage_name $$(( $$(date +%s) - t0 ))s"; }; \
 	stage build $(MAKE) --no-print-directory WERROR=1 all embed bench-tools; \
 	stage lint $(MAKE) --no-print-directory lint; \
 	stage busted-5.4 run_busted 5.4 lua5.4 /usr/bin/busted spec; \
