@@ -6,45 +6,15 @@
 -- Every check is on the exact stdout, stderr and exit status.
 local jrpc = require "jrpc"
 local S = dofile("spec/uv_support.lua")
+local C = dofile("spec/cli_support.lua")(S)
 
 local unpack = table.unpack or unpack
 local LUA = S.INTERP
-local USAGE = "jrpc call (--stdio CMD | --tcp HOST:PORT | --http URL) [--framing ndjson|lsp]"
-  .. ' [--header "K: V"]... [--ca-file PATH] [--insecure] [--notify] [--trace] [--timeout S]'
-  .. " METHOD [PARAMS_JSON]\n"
-
-local function q(s)
-  return "'" .. s:gsub("'", [['\'']]) .. "'"
-end
-
--- bin/jrpc with `words` (each quoted): status, stdout, stderr, seconds.
-local function timed_cli(...)
-  local parts = { LUA, "bin/jrpc" }
-  for _, w in ipairs({ ... }) do parts[#parts + 1] = q(w) end
-  return S.shell(table.concat(parts, " "))
-end
-
--- The same without the time, so that `{ jrpc_cli(...) }` is exactly
--- { status, stdout, stderr }.
-local function jrpc_cli(...)
-  local status, out, err = timed_cli(...)
-  return status, out, err
-end
+local USAGE = C.CALL_USAGE
+local q, timed_cli, jrpc_cli, wait_for = C.q, C.timed_cli, C.jrpc_cli, C.wait_for
 
 local SPEC_SERVER = LUA .. " examples/spec_server.lua"
 local TCP_SERVER = LUA .. " examples/tcp_server.lua --port 0"
-
--- The first capture of `pattern` in the file `log`, waited for (10 s at most).
-local function wait_for(log, pattern)
-  local t0 = S.now()
-  while S.since(t0) < 10 do
-    local f = io.open(log)
-    local capture = f and f:read("*a"):match(pattern)
-    if f then f:close() end
-    if capture then return capture end
-    os.execute("sleep 0.05")
-  end
-end
 
 -- Start a server in the background (stopped by its pid); returns the pid and
 -- the capture of `pattern` in what it writes to `from` ("stdout"/"stderr").
