@@ -483,22 +483,26 @@ end
 
 -- The dispatching worker's job: the message already decoded (or none:
 -- read the codec first), then the rest. Requests, the common case, skip
--- `act`'s tests; they take the same path as every other request.
+-- `act`'s tests; they take the same path as every other request. The codec
+-- is asked for `more` (a request's `e`): false when it holds no byte more,
+-- so there is no next message to ask for (bytes a handler feeds meanwhile,
+-- through a nested receive, are drained by that receive).
 local function drain(peer, me, kind, a, b, c, d, e)
   local codec, srv = peer._codec, peer._srv
   local request = M.request
   if kind == nil then
-    kind, a, b, c, d, e = codec_next(codec)
+    kind, a, b, c, d, e = codec_next(codec, nil, true)
     if kind == nil then return end
   end
   while true do
     if kind == "request" then
       request(peer, a, b, c, d, true, nil, nil, me)
+      if e == false then return end
     else
       act(peer, kind, a, b, c, d, e)
     end
     if srv.dispatcher ~= me or peer._closed then return end
-    kind, a, b, c, d, e = codec_next(codec)
+    kind, a, b, c, d, e = codec_next(codec, nil, true)
     if kind == nil then return end
   end
 end
@@ -526,7 +530,7 @@ function M.dispatch(peer, bytes)
   local on_read = peer._on_read  -- the deadline check, while there are deadlines
   if on_read then on_read(peer) end
   if peer._closed then return end
-  local kind, a, b, c, d, e = codec_next(peer._codec, bytes)  -- feeds the bytes first
+  local kind, a, b, c, d, e = codec_next(peer._codec, bytes, true)  -- feeds the bytes first
   if kind == nil then return end  -- a read with no message: no switch
   local srv, pool, out = peer._srv, peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
