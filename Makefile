@@ -14,7 +14,9 @@
 #   make test-nvim  real `nvim --headless` loading jrpc from runtimepath: an LSP
 #                   session with clangd, and the examples/nvim plugins (hover, MCP)
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
-#   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT) and bench/pipe.lua
+#   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/pipe.lua and
+#                   bench/node_pipe.lua (the servers driven by a Node client, then by
+#                   loadgen, at 16/64/256 in flight)
 #   make soak       SOAK_REQUESTS (1000000) through a pipe; fails if the server's RSS grows
 #   make example    the JSON-RPC 2.0 spec examples through examples/spec_server.lua
 #   make test-asan  every spec file under Lua 5.4 against build/asan (ASan + UBSan + LSan)
@@ -455,6 +457,8 @@ bench: all bench-tools node-deps
 	bash bench/instructions.sh lua5.4
 	bash bench/instructions.sh luajit
 	lua5.4 bench/pipe.lua
+	lua5.4 bench/node_pipe.lua
+	NODE_CLIENT=loadgen lua5.4 bench/node_pipe.lua
 
 example: deps all
 	lua5.4 examples/spec_server.lua < examples/spec_examples.ndjson

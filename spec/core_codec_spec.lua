@@ -55,6 +55,23 @@ describe("codec: message classification", function()
     assert.are.same({"error", '"x"', {code = -32601, message = "nf"}, "x"}, {kind2, rawid2, err, id2})
   end)
 
+  it("tells a request's reader whether bytes are left, when asked", function()
+    local c = core.codec()
+    local a = '{"jsonrpc":"2.0","method":"a","id":1}\n'
+    local b = '{"jsonrpc":"2.0","method":"b","id":2}\n'
+    local ev = pack(c:next(a .. b .. '{"jsonrpc"', true))
+    assert.are.same({ n = 6, "request", "a", nil, 1, "1", true }, ev)
+    ev = pack(c:next(nil, true))
+    assert.are.equal(true, ev[6])  -- the partial third message
+    ev = pack(c:next(':"2.0","method":"c","id":3}\n', true))
+    assert.are.same({ n = 6, "request", "c", nil, 3, "3", false }, ev)
+    assert.are.equal(0, select("#", c:next(nil, true)))
+    -- not asked: five values, as ever
+    assert.are.equal(5, select("#", c:next(a)))
+    -- only requests carry it
+    assert.are.equal(3, select("#", c:next('{"jsonrpc":"2.0","method":"n"}\n', true)))
+  end)
+
   it("gives params nil when absent and keeps named params", function()
     local kind, method, params = one('{"jsonrpc":"2.0","method":"m","id":1}')
     assert.are.same({"request", "m"}, {kind, method})

@@ -147,3 +147,44 @@ describe("core.rawid", function()
     assert.has_error(function() core.rawid("\255") end)
   end)
 end)
+
+-- Flat arrays and objects (scalars only) are built without cJSON; nested
+-- ones go through cJSON. The inner value of [[...]] takes cJSON's path, so
+-- comparing it with the flat decode checks that the two agree exactly.
+describe("core.decode of flat arrays and objects", function()
+  local function same_value(a, b)
+    if type(a) ~= type(b) then return false end
+    if type(a) ~= "table" then
+      if a ~= b then return false end
+      if type(a) == "number" then
+        if math.type and math.type(a) ~= math.type(b) then return false end
+        if a == 0 and 1 / a ~= 1 / b then return false end  -- -0.0 stays a float -0
+      end
+      return true
+    end
+    if getmetatable(a) ~= getmetatable(b) then return false end
+    for k, v in pairs(a) do if not same_value(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+  end
+
+  local texts = {
+    "[]", "{}", "[42,23]", " [ 1 , -2 ,\t3\n] ", '{"minuend":42,"subtrahend":23}',
+    '{ "a" : 1 , "b" : "x" }', "[-0]", "[0]", "[-0.0]", "[1.5,2e3,1E2]",
+    "[123456789012345]", "[1234567890123456]", "[-12345678901234]", "[9007199254740993]",
+    '["é","a\\"b","\\u00e9"]', '{"k\\n":1}', '{"a":1,"a":2}', "[true,false,null]",
+    '{"n":null}', '["", ""]', "[[1]]", '{"o":{}}',
+  }
+  for _, text in ipairs(texts) do
+    it("agrees with cJSON's path on " .. text, function()
+      local flat = core.decode(text)
+      local nested = core.decode("[" .. text .. "]")[1]
+      assert.is_true(same_value(nested, flat), text)
+    end)
+  end
+
+  it("keeps the array marker and the null option", function()
+    assert.are.equal(core.array_mt, getmetatable(core.decode("[1,2]")))
+    assert.are.equal(core.null, core.decode("[null]")[1])
+  end)
+end)

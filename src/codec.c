@@ -224,8 +224,9 @@ static int codec_next (lua_State *L) {
   const char *p, *e;
   FrameEvent ev;
   MsgCtx M;
-  int n, null;
-  if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))  /* gettop: cheap on LuaJIT */
+  int n, null, top = lua_gettop(L);  /* gettop: cheap on LuaJIT */
+  int more = top >= 3 && lua_toboolean(L, 3);
+  if (top >= 2 && !lua_isnil(L, 2))
     feed_arg(L, C);
   null = push_codec_null(L, C);
   if (jr_unlikely(C->work == NULL || C->work->busy))
@@ -239,6 +240,10 @@ static int codec_next (lua_State *L) {
       msg_ctx(C, W, &M, null);
       n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
       work_release(L, W);
+      if (more && n == 5) {  /* a request (5 values), asked: bytes left? */
+        lua_pushboolean(L, C->F.off < C->F.in.n);
+        n = 6;
+      }
       return n;
     }
     case FR_EVENT:

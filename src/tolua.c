@@ -191,6 +191,82 @@ static void push_tree (lua_State *L, Tree *T, const cJSON *item) {
 }
 
 
+/* skip JSON whitespace */
+static const char *flat_ws (const char *p, const char *e) {
+  while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+
+/*
+** Push the flat scalar at p (an integer of at most 15 digits, a string
+** without escapes, true, false or null) and return the end of its token;
+** NULL, with nothing pushed, for anything else (cJSON's case).
+*/
+static const char *flat_scalar (lua_State *L, const char *p, const char *e,
+                                int null) {
+  const char *s = p;
+  if (*p == '"') {
+    for (p++; p < e && *p != '"'; p++)
+      if (*p == '\\') return NULL;
+    lua_pushlstring(L, s + 1, (size_t)(p - s - 1));
+    return p + 1;
+  }
+  if (*p == '-' || num_isdigit(*p)) {
+    long long v;
+    if (*p == '-') p++;
+    while (p < e && num_isdigit(*p)) p++;
+    if (p - s > 15 || (p < e && (*p == '.' || *p == 'e' || *p == 'E'))) return NULL;
+    if (!num_token_int64(s, p, &v) || (v == 0 && *s == '-')) return NULL;  /* -0: a float */
+    num_push(L, (double)v);
+    return p;
+  }
+  switch (*p) {
+    case 't': lua_pushboolean(L, 1); return p + 4;
+    case 'f': lua_pushboolean(L, 0); return p + 5;
+    case 'n': push_null(L, null); return p + 4;
+    default: return NULL;
+  }
+}
+
+
+/*
+** An array or object of flat scalars (the common params: [42, 23],
+** {"a": 1, "b": "x"}), built without cJSON: no tree to allocate, no
+** strtod. The text is validated, so only what is flat needs telling apart.
+** Returns 0, with the stack as it was, for anything else.
+*/
+static int tolua_flat (lua_State *L, const char *p, const char *e, int amt,
+                       int null) {
+  int top = lua_gettop(L), object = (*p == '{'), i = 1;
+  lua_createtable(L, object ? 0 : 4, object ? 4 : 0);
+  p = flat_ws(p + 1, e);
+  while (p < e && *p != ']' && *p != '}') {
+    if (object) {  /* "key": with no escapes */
+      const char *k = p + 1;
+      for (p = k; p < e && *p != '"'; p++)
+        if (*p == '\\') goto not_flat;
+      lua_pushlstring(L, k, (size_t)(p - k));
+      p = flat_ws(p + 1, e) + 1;  /* the ':' */
+      p = flat_ws(p, e);
+    }
+    if ((p = flat_scalar(L, p, e, null)) == NULL) goto not_flat;
+    if (object) lua_rawset(L, -3);
+    else lua_rawseti(L, -2, i++);
+    p = flat_ws(p, e);
+    if (p < e && *p == ',') p = flat_ws(p + 1, e);
+  }
+  if (!object) {
+    lua_pushvalue(L, amt);
+    lua_setmetatable(L, -2);
+  }
+  return 1;
+not_flat:
+  lua_settop(L, top);
+  return 0;
+}
+
+
 /*
 ** Push the Lua value of the validated JSON text [p, e). '*slot' keeps
 ** the cJSON tree alive only while it is being converted. 'null' is the
@@ -204,6 +280,7 @@ static void tolua_json (lua_State *L, cJSON **slot, const char *p,
     case 't': lua_pushboolean(L, 1); return;
     case 'f': lua_pushboolean(L, 0); return;
     case 'n': push_null(L, null); return;
+    case '[': case '{': if (tolua_flat(L, p, e, amt, null)) return; break;
     default: break;
   }
   if (*slot != NULL) { cJSON_Delete(*slot); *slot = NULL; }

@@ -1,10 +1,20 @@
 --- Outgoing bytes of a peer. While the peer is inside a read (`receive`,
--- `tick`, `finish`), writes are held and handed to `send` once,
--- concatenated, when the outermost read ends: one transport write per read
--- instead of one per reply. This module alone owns that state.
+-- `tick`, `finish`), writes are held and handed to `send` concatenated,
+-- when the outermost read ends: few transport writes instead of one per
+-- reply. A long read also hands on what it holds every FLUSH_PARTS writes:
+-- a client that sends its next requests as the replies come (most do) then
+-- works while we work, instead of both sides waiting for each other's whole
+-- burst in turn (strace showed exactly that under a Node client: one read
+-- of 64 requests, one write of 64 replies, idle in between). Order is
+-- kept: held bytes always go first. This module alone owns that state.
 local concat = table.concat
 
 local M = {}
+
+-- Enough replies per write that a write costs little next to the work of
+-- the replies in it; few enough that the other side starts early. (Counted
+-- in writes, not bytes: a byte count would cost every reply a length.)
+M.FLUSH_PARTS = 16
 
 ---@class jrpc.Output
 local Output = {}
@@ -14,25 +24,9 @@ Output.__index = Output
 ---@param send fun(bytes: string)
 ---@return jrpc.Output
 function M.new(send)
-  return setmetatable({ send = send, parts = {}, n = 0, depth = 0, closed = false }, Output)
+  return setmetatable({ send = send, parts = {}, n = 0, depth = 0, closed = false,
+    flush_parts = M.FLUSH_PARTS }, Output)
 end
-
---- Queue bytes (or send them now when no read is under way). Nothing is
---- written once the output is closed.
----@param bytes string
-function Output:write(bytes)
-  if self.closed then return end
-  if self.depth > 0 then
-    local n = self.n + 1
-    self.n, self.parts[n] = n, bytes
-  else
-    self.send(bytes)
-  end
-end
-
---- `write`, `hold` and `release` as plain functions (`write(out, bytes)`),
---- for hot paths: no method lookup.
-M.write = Output.write
 
 -- Send what is held, n > 0 parts, as one piece.
 local function send_held(self, n)
@@ -48,6 +42,24 @@ local function send_held(self, n)
   self.n = 0
   self.send(bytes)
 end
+
+--- Queue bytes (or send them now when no read is under way). Nothing is
+--- written once the output is closed.
+---@param bytes string
+function Output:write(bytes)
+  if self.closed then return end
+  if self.depth > 0 then
+    local n = self.n + 1
+    self.n, self.parts[n] = n, bytes
+    if n >= self.flush_parts then send_held(self, n) end
+  else
+    self.send(bytes)
+  end
+end
+
+--- `write`, `hold` and `release` as plain functions (`write(out, bytes)`),
+--- for hot paths: no method lookup.
+M.write = Output.write
 
 --- Hand everything held to `send` in one call (also after close: what was
 --- written before the close still goes out).

@@ -4,6 +4,7 @@
 -- handlers read `p.minuend` whatever form the caller chose.
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
+local takes_ctx = require("jrpc.server").takes_ctx
 
 local INVALID_PARAMS = errors.codes.INVALID_PARAMS
 local null, array_mt, object_mt = core.null, core.array_mt, core.object_mt
@@ -126,6 +127,15 @@ end
 ---@param fn fun(params: table, ctx: table): any
 ---@return fun(params: any, ctx: table): any
 function Decl:wrap(fn)
+  -- a handler that cannot see its context gets a wrapper that cannot
+  -- either: the server then makes none (see server.add)
+  if not takes_ctx(fn) then
+    return function(params)
+      local named, msg = self:check(params)
+      if not named then errors.raise(INVALID_PARAMS, msg) end
+      return fn(named)
+    end
+  end
   return function(params, ctx)
     local named, msg = self:check(params)
     if not named then errors.raise(INVALID_PARAMS, msg) end

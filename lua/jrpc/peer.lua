@@ -30,7 +30,8 @@ Peer.__index = Peer
 -- =======================================================================
 
 --- Feed bytes from the transport (any split). Complete messages are
---- dispatched and answered; replies are sent with one `send` call.
+--- dispatched and answered; their replies are sent together (a long read
+--- sends every few replies: see jrpc.output).
 ---@param bytes string
 function Peer:receive(bytes)
   if self._closed then return end

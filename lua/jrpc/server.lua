@@ -11,6 +11,7 @@ local output = require "jrpc.output"
 local workers = require "jrpc.workers"
 
 local setmetatable, pcall, xpcall = setmetatable, pcall, xpcall
+local getinfo = debug.getinfo
 local null = core.null
 local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
@@ -32,6 +33,8 @@ local M = {}
 function M.new(opts, profile)
   return {
     handlers = {},
+    bare = {},            -- method -> true: its handler runs without a context (see add)
+    bare_method = nil, bare_id = nil, bare_rawid = nil,  -- the bare request running in place
     waiting = {},         -- contexts whose handlers wait (requests and notifications)
     nwaiting = 0,
     by_id = {},           -- the waiting request handlers by id (for cancels)
@@ -43,9 +46,23 @@ function M.new(opts, profile)
   }
 end
 
---- Register a handler (already wrapped by its params declaration).
+-- Can `fn` see a second argument (the context)? C functions and varargs
+-- count as yes.
+local function takes_ctx(fn)
+  local info = getinfo(fn, "u")
+  return info.isvararg ~= false or info.nparams == nil or info.nparams >= 2
+end
+M.takes_ctx = takes_ctx
+
+--- Register a handler (already wrapped by its params declaration). A
+--- handler that cannot see its context is "bare": its requests make no
+--- context table unless it waits or fails (a table per request costs about
+--- a tenth of a round trip on Lua 5.4). Profile mcp strips `_meta` into the
+--- context, and debug wants a traceback: those always get one.
 function M.add(peer, name, fn)
-  peer._srv.handlers[name] = fn
+  local srv = peer._srv
+  srv.handlers[name] = fn
+  srv.bare[name] = not (takes_ctx(fn) or srv.strip_meta or srv.debug) or nil
 end
 
 ---@class jrpc.Context
@@ -55,6 +72,10 @@ end
 ---@field peer table             the peer that received the message
 local Ctx = {}
 Ctx.__index = Ctx
+
+local function new_ctx(peer, method, id, rawid)
+  return setmetatable({ id = id, method = method, peer = peer, _rawid = rawid }, Ctx)
+end
 
 --- True once the other side cancelled this request.
 ---@return boolean
@@ -231,6 +252,50 @@ local function serve(fn, params, ctx)
   if ctx._waiting then untrack(peer, ctx) end
 end
 
+-- The contexts made for bare requests whose handler stopped (waits, or
+-- yielded elsewhere), by worker: the handler's job finds it when it returns.
+local made = setmetatable({}, { __mode = "k" })
+
+-- Marks `srv.running` while a bare request runs in place (no context yet).
+local BARE = setmetatable({}, { __tostring = function() return "jrpc.BARE" end })
+
+-- The job of a bare request, run in place by the dispatching worker `me`:
+-- call the handler, answer. No context unless the handler stopped (then
+-- the dispatcher made one: see `made_for`) or failed.
+local function serve_bare(fn, params, peer, me, method, id, rawid)
+  local ok, result = pcall(fn, params)
+  local ctx = made[me]
+  if ctx == nil then
+    if ok then
+      if result == nil then result = null end
+      local json = codec_result(peer._codec, rawid, result)
+      if json then return write(peer._out, json) end
+    end
+    return conclude(peer, new_ctx(peer, method, id, rawid), ok, result)
+  end
+  made[me] = nil  -- it waited: from here on, the same as any request
+  if ok and not ctx._cancelled then
+    if result == nil then result = null end
+    local json = codec_result(peer._codec, rawid, result)
+    if json then
+      write(peer._out, json)
+      if ctx._waiting then untrack(peer, ctx) end
+      return
+    end
+  end
+  conclude(peer, ctx, ok, result)
+  if ctx._waiting then untrack(peer, ctx) end
+end
+
+-- The worker `co` stopped inside a bare request's handler: make its context
+-- now, from what the dispatcher noted, and leave it for the job.
+local function made_for(peer, co)
+  local srv = peer._srv
+  local ctx = new_ctx(peer, srv.bare_method, srv.bare_id, srv.bare_rawid)
+  made[co] = ctx
+  return ctx
+end
+
 -- What to do with a worker after its start (or a wake) came back.
 local function after_start(peer, co, ctx, outcome)
   if outcome == "waiting" then
@@ -261,11 +326,15 @@ local function split_meta(params)
   return meta
 end
 
---- An incoming request (`inplace`: run it on the dispatching worker; or a
---- batch member: `batch`, `index` say where its reply goes).
-function M.request(peer, method, params, id, rawid, inplace, batch, index)
+--- An incoming request (`inplace`: run it on the dispatching worker `me`;
+--- or a batch member: `batch`, `index` say where its reply goes).
+function M.request(peer, method, params, id, rawid, inplace, batch, index, me)
   local srv = peer._srv
   srv.handled = srv.handled + 1
+  if inplace and srv.bare[method] then  -- most requests: no context
+    srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, method, id, rawid
+    return serve_bare(srv.handlers[method], params, peer, me, method, id, rawid)
+  end
   local ctx
   if batch == nil then
     ctx = setmetatable({ id = id, method = method, peer = peer, _rawid = rawid }, Ctx)
@@ -399,8 +468,9 @@ end
 -- one stops once its handler is done (it is no longer the dispatcher).
 -- =======================================================================
 
--- Act on one decoded message.
+-- Act on one decoded message (not a request run in place).
 local function act(peer, kind, a, b, c, d, e)
+  peer._srv.running = nil  -- no handler of ours runs in place (yet)
   if kind == "request" then
     M.request(peer, a, b, c, d, true)
   elseif kind == "notification" then
@@ -418,22 +488,26 @@ end
 
 -- The dispatching worker's job: the message already decoded (or none:
 -- read the codec first), then the rest. Requests, the common case, skip
--- `act`'s tests; they take the same path as every other request.
+-- `act`'s tests; they take the same path as every other request. The codec
+-- is asked for `more` (a request's `e`): false when it holds no byte more,
+-- so there is no next message to ask for (bytes a handler feeds meanwhile,
+-- through a nested receive, are drained by that receive).
 local function drain(peer, me, kind, a, b, c, d, e)
   local codec, srv = peer._codec, peer._srv
   local request = M.request
   if kind == nil then
-    kind, a, b, c, d, e = codec_next(codec)
+    kind, a, b, c, d, e = codec_next(codec, nil, true)
     if kind == nil then return end
   end
   while true do
     if kind == "request" then
-      request(peer, a, b, c, d, true)
+      request(peer, a, b, c, d, true, nil, nil, me)
+      if e == false then return end
     else
       act(peer, kind, a, b, c, d, e)
     end
     if srv.dispatcher ~= me or peer._closed then return end
-    kind, a, b, c, d, e = codec_next(codec)
+    kind, a, b, c, d, e = codec_next(codec, nil, true)
     if kind == nil then return end
   end
 end
@@ -461,10 +535,12 @@ function M.dispatch(peer, bytes)
   local on_read = peer._on_read  -- the deadline check, while there are deadlines
   if on_read then on_read(peer) end
   if peer._closed then return end
-  local kind, a, b, c, d, e = codec_next(peer._codec, bytes)  -- feeds the bytes first
+  local kind, a, b, c, d, e = codec_next(peer._codec, bytes, true)  -- feeds the bytes first
   if kind == nil then return end  -- a read with no message: no switch
   local srv, pool, out = peer._srv, peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
+  -- nested in a bare handler (it called receive): keep what made_for needs
+  local outer_bare = outer_running == BARE and { srv.bare_method, srv.bare_id, srv.bare_rawid }
   local starved = false  -- no memory for a worker coroutine
   hold(out)
   repeat
@@ -476,10 +552,12 @@ function M.dispatch(peer, bytes)
     -- (that waits, yielded elsewhere or failed) and another worker goes on
     if outcome == "done" then break end
     local ctx = srv.running
+    if ctx == BARE then ctx = made_for(peer, co) end
     if ctx ~= nil then stopped(peer, co, ctx, outcome) end
     kind = nil  -- the next worker reads the codec itself
   until peer._closed
   srv.dispatcher, srv.running = outer_dispatcher, outer_running
+  if outer_bare then srv.bare_method, srv.bare_id, srv.bare_rawid = outer_bare[1], outer_bare[2], outer_bare[3] end
   release(out)
   if starved then error("not enough memory for a worker coroutine", 0) end
 end

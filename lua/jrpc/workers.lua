@@ -128,7 +128,13 @@ end
 --- Start `job(a, ..., h)` on the worker `co` (from `take`).
 ---@return string outcome  "done" | "waiting" | "failed" | "foreign"
 function Pool:start(co, job, a, b, c, d, e, f, g, h)
-  return outcome(self, co, resume(co, job, a, b, c, d, e, f, g, h))
+  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
+  if signal == IDLE then  -- outcome's first case, inlined: every read takes it
+    local n = self.nidle
+    if n < MAX_IDLE then self.nidle, self.idle[n + 1] = n + 1, co end
+    return "done"
+  end
+  return outcome(self, co, ok, signal)
 end
 
 --- How many idle workers the pool keeps.

@@ -3,7 +3,8 @@
 -- fed to the peer, what the peer sends is written to `writer` (the same
 -- handle for sockets).
 --
--- Writes: one libuv write in flight at a time; what the peer sends meanwhile
+-- Writes: what the kernel takes at once is written with try_write; else one
+-- libuv write in flight at a time, and what the peer sends meanwhile
 -- is held here and written as one piece when it completes (luv pins each
 -- outstanding write with registry references: one write per message would
 -- cost far more memory than the bytes).
@@ -133,9 +134,27 @@ function Connection:_write_now(data)
   return true
 end
 
+-- With no write in flight, hand the bytes to the kernel at once if it takes
+-- them (no request, no callback to wait for): a peer that flushes during a
+-- long read gets each piece out while it works on. Returns what is left to
+-- write through libuv, or nil when nothing is. (File adapters have no
+-- try_write: they take every write through libuv.)
+function Connection:_try_write(bytes)
+  local writer = self.writer
+  if writer.try_write == nil then return bytes end
+  local n = writer:try_write(bytes)
+  if n == nil then return bytes end  -- EAGAIN or an error: write reports it
+  if n == #bytes then return nil end
+  return bytes:sub(n + 1)
+end
+
 function Connection:_send(bytes)
-  if self.writer:is_closing() then return end
-  if self._writing then
+  local writer = self.writer
+  if writer:is_closing() then return end
+  if not self._writing then bytes = self:_try_write(bytes) end
+  if bytes == nil then  -- all written already
+    return self.deadlines:arm()
+  elseif self._writing then
     local held = self._held or {}
     self._held = held
     held[#held + 1] = bytes

@@ -1,0 +1,129 @@
+-- jrpc.peer: handlers that cannot see their context (one parameter) run
+-- without one unless they wait or fail; every guarantee still holds for
+-- them. And a long read sends its replies every few, in order.
+local jrpc = require "jrpc"
+local output = require "jrpc.output"
+
+local support = dofile("spec/peer_support.lua")
+local capture, line = support.capture, support.line
+
+local function request(method, id, params)
+  return line(('{"jsonrpc":"2.0","method":"%s","params":%s,"id":%s}'):format(method, params or "[]", id))
+end
+
+-- A bare handler that asks the other side through the peer it closes over.
+local function asking_peer(after)
+  local peer, out, logs
+  peer, out, logs = capture{ methods = {
+    ask = function(p)
+      local name, err = peer:request("name", jrpc.array{})
+      if after then return after(name, err, p) end
+      return "hello " .. tostring(name)
+    end,
+    ping = function() return "pong" end,
+  } }
+  return peer, out, logs
+end
+
+describe("bare handlers (no context parameter)", function()
+  it("wait for the other side while other requests are served", function()
+    local peer, out, logs = asking_peer()
+    peer:receive(request("ask", '"a"'))
+    assert.same({ line '{"jsonrpc":"2.0","method":"name","params":[],"id":1}' }, out)
+    assert.equal(1, peer:stats().in_flight)
+    peer:receive(request("ping", '"b"'))
+    assert.equal(line '{"jsonrpc":"2.0","result":"pong","id":"b"}', out[2])
+    peer:receive(line '{"jsonrpc":"2.0","result":"lua","id":1}')
+    assert.equal(line '{"jsonrpc":"2.0","result":"hello lua","id":"a"}', out[3])
+    assert.equal(3, #out)
+    assert.equal(0, peer:stats().in_flight)
+    assert.same({}, logs)
+  end)
+
+  it("can be cancelled while they wait: answered -32800 once, never again", function()
+    local peer, out = asking_peer()
+    peer:receive(request("ask", 7))
+    peer:receive(line '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}')
+    assert.equal(line '{"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":7}', out[2])
+    peer:receive(line '{"jsonrpc":"2.0","result":"late","id":1}')
+    assert.equal(2, #out)
+    assert.equal(0, peer:stats().in_flight)
+  end)
+
+  it("raising at once or after a wait: -32603, logged, and the peer goes on", function()
+    local peer, out, logs = asking_peer(function() error("after the wait") end)
+    peer:method("boom", function() error("at once") end)
+    peer:receive(request("boom", 1) .. request("ask", 2))
+    assert.equal(line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":1}'
+      .. line '{"jsonrpc":"2.0","method":"name","params":[],"id":1}', out[1])
+    peer:receive(line '{"jsonrpc":"2.0","result":"x","id":1}')
+    assert.equal(line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2}', out[2])
+    assert.equal(2, #logs)
+    assert.truthy(logs[1]:find('method "boom" failed', 1, true))
+    assert.truthy(logs[2]:find('method "ask" failed', 1, true))
+    peer:receive(request("ping", 3))
+    assert.equal(line '{"jsonrpc":"2.0","result":"pong","id":3}', out[3])
+    assert.equal(0, peer:stats().in_flight)
+  end)
+
+  it("a jrpc error raised is answered as is, with the request's id", function()
+    local peer, out = capture{ methods = {
+      nope = function() jrpc.error(-32001, "nope", { why = 1 }) end,
+    } }
+    peer:receive(request("nope", '"x"'))
+    assert.same({ line '{"jsonrpc":"2.0","error":{"code":-32001,"message":"nope","data":{"why":1}},"id":"x"}' },
+      out)
+  end)
+
+  it("a bare handler that feeds the peer and then waits keeps its own id", function()
+    local peer, out
+    peer, out = capture{ methods = {
+      outer = function()
+        peer:receive(request("inner", 2))  -- another request, answered in between
+        return peer:request("name", nil)
+      end,
+      inner = function() return "in" end,
+    } }
+    peer:receive(request("outer", 1))
+    peer:receive(line '{"jsonrpc":"2.0","result":"done","id":1}')
+    local all = table.concat(out)
+    assert.truthy(all:find('{"jsonrpc":"2.0","result":"in","id":2}', 1, true))
+    assert.truthy(all:find('{"jsonrpc":"2.0","result":"done","id":1}\n$'))
+    assert.equal(0, peer:stats().in_flight)
+  end)
+
+  it("with a params declaration: no context either, and the params are checked", function()
+    local peer, out = capture()
+    peer:method("sub", function(p) return p.a - p.b end, jrpc.params{ "a:number", "b:number" })
+    peer:receive(request("sub", 1, "[5,3]") .. request("sub", 2, '["x",3]'))
+    assert.equal(line '{"jsonrpc":"2.0","result":2,"id":1}'
+      .. line '{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \\"a\\" must be a number"},"id":2}',
+      out[1])
+  end)
+
+  it("handlers that take the context still get it", function()
+    local peer, out = capture{ methods = {
+      who = function(_, ctx) return ctx.method .. ":" .. tostring(ctx.id) end,
+      any = function(...) return select("#", ...) end,
+    } }
+    peer:receive(request("who", 4) .. request("any", 5))
+    assert.same({ line '{"jsonrpc":"2.0","result":"who:4","id":4}' .. line '{"jsonrpc":"2.0","result":2,"id":5}' },
+      out)
+  end)
+end)
+
+describe("replies to a long read", function()
+  it("go out every FLUSH_PARTS replies, in order, the rest at the end of the read", function()
+    local peer, out = capture{ methods = { echo = function(p) return p[1] end } }
+    local n = output.FLUSH_PARTS * 2 + 3
+    local input, want = {}, {}
+    for i = 1, n do
+      input[i] = request("echo", i, "[" .. i .. "]")
+      want[i] = line(('{"jsonrpc":"2.0","result":%d,"id":%d}'):format(i, i))
+    end
+    peer:receive(table.concat(input))
+    assert.equal(3, #out)
+    assert.equal(table.concat(want), table.concat(out))
+    assert.equal(table.concat(want, "", 1, output.FLUSH_PARTS), out[1])
+  end)
+end)
