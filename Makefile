@@ -166,7 +166,8 @@ $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-loc
 # test-deploy: 4 workers of examples/mcp/everything_server.lua behind nginx
 # (examples/deploy), the suite's 2026-07-28 requirements through nginx (37
 # scored, all must pass), input_required rounds seen on several workers,
-# then a graceful stop (spec/deploy/run.sh). Debian's nginx package starts
+# the 2025-11-25 ones (legacy sessions each routed to the worker named in
+# its id), then a graceful stop (spec/deploy/run.sh). Debian's nginx package starts
 # no service here (policy-rc.d); the test runs its own, unprivileged.
 .PHONY: test-deploy
 test-deploy: all conformance-deps

@@ -6,7 +6,9 @@
 # official conformance suite's 2026-07-28 requirements through nginx: all
 # 37 scored scenarios must pass, and the rounds of at least one
 # input_required scenario must have reached two or more workers (their
-# `worker N: tools/call NAME` lines). Ends with SIGTERM to the launcher:
+# `worker N: tools/call NAME` lines); then the 2025-11-25 requirements,
+# whose legacy session requests must each reach the worker named in the
+# session id (nginx's access log). Ends with SIGTERM to the launcher:
 # every worker must drain and exit 0.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -84,7 +86,24 @@ spread=$(sed -n 's/^worker \([0-9]*\): tools\/call \(test_input_required[a-z_]*\
 echo "deploy: workers reached per input_required tool:"
 printf '%s\n' "$spread" | sed 's/^/  /'
 best=$(printf '%s\n' "$spread" | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }')
+echo "deploy: the rounds of the multi-round scenario, as the workers logged them:"
+grep 'tools/call test_input_required_result_multi_round$' "$dir/workers.log" | sed 's/^/  /'
 [ "$best" -ge 2 ] || { echo "deploy: no input_required scenario crossed workers"; exit 1; }
+
+# Legacy sessions through nginx: the 2025-11-25 requirements (30 scored;
+# each session's requests must reach the worker that minted it).
+legacy="$dir/conformance-legacy.log"
+rc=0
+MCP_URL="http://127.0.0.1:$listen/mcp" bash spec/mcp/conformance.sh 2025-11-25 "$lua" > "$legacy" 2>&1 || rc=$?
+sed -n '/^=== SUMMARY ===/,$p' "$legacy"
+[ "$rc" = 0 ] || { echo "deploy: the 2025-11-25 suite failed through nginx (exit $rc)"; exit 1; }
+# Every request naming a session went to the worker in its id (port base+N).
+read -r routed misrouted < <(awk -v base="$base" '
+  match($0, /sid=w[0-9]+-/) { w = substr($0, RSTART + 5, RLENGTH - 6) + 0
+    ok = index($0, "upstream=127.0.0.1:" (base + w)) > 0; r += ok; m += !ok }
+  END { print r + 0, m + 0 }' "$dir/access.log")
+echo "deploy: 2025-11-25 through nginx: $routed requests with a session id, all to its worker ($misrouted elsewhere)"
+[ "$routed" -gt 0 ] && [ "$misrouted" = 0 ] || { echo "deploy: legacy session routing broken"; exit 1; }
 
 kill -TERM "$launcher"
 wait "$launcher" && lrc=0 || lrc=$?
