@@ -136,7 +136,20 @@ deps:
 	elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
 	else echo "deps: not root and no sudo; install as root:$$missing" >&2; exit 1; fi; \
 	$$sudo apt-get update && \
-	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing && \
+	$(MAKE) --no-print-directory deps-no-nginx-service
+
+# Debian's nginx package may start a system nginx on port 80 (where
+# policy-rc.d allows it): test-deploy runs its own, unprivileged, so stop
+# and disable that one. Does nothing when none runs (idempotent).
+.PHONY: deps-no-nginx-service
+deps-no-nginx-service:
+	@if [ -f /run/nginx.pid ] && kill -0 "$$(cat /run/nginx.pid)" 2>/dev/null; then \
+	  echo "deps: stopping the system nginx"; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo nginx -s stop; \
+	  if command -v systemctl >/dev/null 2>&1; then $$sudo systemctl disable nginx >/dev/null 2>&1 || true; fi; \
+	fi
 # }====================================================================
 
 # {====================================================================
@@ -172,6 +185,7 @@ $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-loc
 .PHONY: test-deploy
 test-deploy: all conformance-deps
 	timeout 90 bash spec/deploy/run.sh lua5.4
+	timeout 90 bash spec/deploy/run.sh luajit
 
 # test-conformance: the suite's 2026-07-28 requirements (37 scored
 # scenarios) and 2025-11-25 ones (30 scored; the legacy HTTP session)

@@ -42,7 +42,7 @@ local function parse(argv)
     else usage("unknown option " .. flag) end
     i = i + 2
   end
-  o.script = { table.unpack(argv, i + 1) }
+  o.script = { (table.unpack or unpack)(argv, i + 1) }  -- LuaJIT: unpack
   if not (o.n and o.n >= 1 and o.n % 1 == 0) then usage("--workers must be a positive integer") end
   if not (o.base and o.base >= 1 and o.base + o.n - 1 <= 65535) then usage("--base-port out of range") end
   if #o.script == 0 then usage("no server script after --") end
