@@ -81,7 +81,7 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
   clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev openssl \
-  love xvfb xauth lua-socket neovim clangd
+  love xvfb xauth lua-socket neovim clangd nginx
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench fuzz)
@@ -138,7 +138,20 @@ deps:
 	elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
 	else echo "deps: not root and no sudo; install as root:$$missing" >&2; exit 1; fi; \
 	$$sudo apt-get update && \
-	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing && \
+	$(MAKE) --no-print-directory deps-no-nginx-service
+
+# Debian's nginx package may start a system nginx on port 80 (where
+# policy-rc.d allows it): test-deploy runs its own, unprivileged, so stop
+# and disable that one. Does nothing when none runs (idempotent).
+.PHONY: deps-no-nginx-service
+deps-no-nginx-service:
+	@if [ -f /run/nginx.pid ] && kill -0 "$$(cat /run/nginx.pid)" 2>/dev/null; then \
+	  echo "deps: stopping the system nginx"; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo nginx -s stop; \
+	  if command -v systemctl >/dev/null 2>&1; then $$sudo systemctl disable nginx >/dev/null 2>&1 || true; fi; \
+	fi
 # }====================================================================
 
 # {====================================================================
@@ -164,6 +177,17 @@ conformance-deps: $(CONFORMANCE_STAMP)
 
 $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-lock.json
 	cd node/conformance && npm ci --no-audit --no-fund
+
+# test-deploy: 4 workers of examples/mcp/everything_server.lua behind nginx
+# (examples/deploy), the suite's 2026-07-28 requirements through nginx (37
+# scored, all must pass), input_required rounds seen on several workers,
+# the 2025-11-25 ones (legacy sessions each routed to the worker named in
+# its id), then a graceful stop (spec/deploy/run.sh). Debian's nginx package starts
+# no service here (policy-rc.d); the test runs its own, unprivileged.
+.PHONY: test-deploy
+test-deploy: all conformance-deps
+	timeout 90 bash spec/deploy/run.sh lua5.4
+	timeout 90 bash spec/deploy/run.sh luajit
 
 # test-conformance: the suite's 2026-07-28 requirements (37 scored
 # scenarios) and 2025-11-25 ones (30 scored; the legacy HTTP session)
@@ -229,6 +253,7 @@ test: deps node-deps
 	stage test-love $(MAKE) --no-print-directory test-love; \
 	stage test-nvim $(MAKE) --no-print-directory test-nvim; \
 	stage test-conformance $(MAKE) --no-print-directory test-conformance; \
+	stage test-deploy $(MAKE) --no-print-directory test-deploy; \
 	stage test-asan $(MAKE) --no-print-directory WERROR=1 test-asan; \
 	stage test-valgrind $(MAKE) --no-print-directory WERROR=1 test-valgrind; \
 	stage test-allocfail $(MAKE) --no-print-directory WERROR=1 test-allocfail; \

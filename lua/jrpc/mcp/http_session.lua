@@ -97,7 +97,9 @@ end
 
 -- A new session with its own peer.
 function Sessions:open()
-  local sess = { id = hex(core.random_bytes(16)), posts = {}, routes = { first = 1, last = 0 } }
+  -- the prefix lets a balancer send the session's requests back to the
+  -- worker that holds it (examples/deploy/nginx.conf maps on it)
+  local sess = { id = self.id_prefix .. hex(core.random_bytes(16)), posts = {}, routes = { first = 1, last = 0 } }
   local peer_opts = { profile = "mcp", role = "server", send = router(sess) }
   for k, v in pairs(self.opts.peer or {}) do peer_opts[k] = v end
   sess.peer = self.srv:attach(peer_mod.new(peer_opts), {
@@ -299,14 +301,19 @@ end
 --- The session table of one HTTP server for `srv` on the jrpc.uv loop
 --- context `loop` (`opts.max_sessions`, default 64, past which the least
 --- recently used session ends; `opts.session_idle_timeout`, seconds,
---- default 1800, or false; `opts.peer`: more peer options).
+--- default 1800, or false; `opts.session_id_prefix`, visible ASCII put
+--- before each minted id; `opts.peer`: more peer options).
 ---@param srv jrpc.mcp.Server
 ---@param opts table
 ---@param loop? table  without one, sessions never expire
 ---@return jrpc.mcp.HttpSessions
 function M.new(srv, opts, loop)
   local idle = idle_timeout_of(opts)
-  return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, uses = 0,
+  local prefix = opts.session_id_prefix or ""
+  if type(prefix) ~= "string" or not prefix:match("^[\33-\126]*$") then
+    error("serve_http: session_id_prefix must be a string of visible ASCII", 4)
+  end
+  return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, uses = 0, id_prefix = prefix,
     max = opts.max_sessions or 64, uv = loop and loop.uv, idle_timeout = loop and idle }, Sessions)
 end
 

@@ -354,13 +354,20 @@ function M.new(opts)
     error("jrpc.mcp.server: ttl_ms must be an integer >= 0", 3)
   end
   if not SCOPES[scope] then error("jrpc.mcp.server: cache_scope must be \"public\" or \"private\"", 3) end
+  local key = opts.state_key
+  if key ~= nil and (type(key) ~= "string" or #key < 16) then
+    -- a short key would make sealed states guessable
+    error("jrpc.mcp.server: state_key must be a string of at least 16 bytes", 3)
+  end
   return setmetatable({
     registry = registry.new(),
     listeners = listeners.new(),  -- listen streams and legacy connections that hear changes
     info = { name = opts.name, version = opts.version, title = opts.title },
     instructions = opts.instructions, ttl_ms = ttl, cache_scope = scope,
     page_size = opts.page_size or 100,
-    state_key = mrtr.new_key(),  -- seals MRTR requestState; never leaves the process
+    -- seals MRTR requestState: random per process unless configured, and
+    -- then the same in every worker, so a retry may land on any of them
+    state_key = key or mrtr.new_key(),
   }, Server)
 end
 

@@ -57,6 +57,7 @@ function Conn:_close()
     if res.on_close then co.call(res.on_close, "on_close", log_of(self.server)) end
   end
   handles.flush_then_close(self.uv, self.tcp, 2)
+  if self.server.draining then self.server:_drained_check() end
 end
 
 -- Wait at most idle_timeout for the next request (or the rest of one).
@@ -82,7 +83,8 @@ end
 -- The current response ended: serve the next request, or close.
 function Conn:_done(keep_alive)
   self.res = nil
-  if not keep_alive then
+  -- a draining server answers what it took, then lets the connection go
+  if not keep_alive or self.server.draining then
     self.closed_after = true
     return self:_close()
   end
@@ -284,8 +286,47 @@ end
 function Server:close()
   if self.closed then return end
   self.closed = true
+  timers.cancel(self.uv, self.grace_timer)
   handles.close(self.uv, self.handle)
   for conn in pairs(self.connections) do conn:_close() end
+  self:_drained_check()
+end
+
+-- Once draining and no connection is left: tell the caller, once.
+function Server:_drained_check()
+  if self.count > 0 or not self.on_drained then return end
+  local done = self.on_drained
+  self.on_drained = nil
+  timers.cancel(self.uv, self.grace_timer)
+  co.call(done, "http drained", log_of(self))
+end
+
+--- Stop gracefully: stop listening (new connections are refused by the
+--- kernel), close the connections waiting between requests, and let each
+--- request in flight be answered, its connection closing after it
+--- (`Connection: close`). After `opts.grace` seconds (default 10) what is
+--- still open (a long SSE stream) is closed. `opts.on_done()` runs once
+--- every connection is gone. Idempotent; `close()` still closes at once.
+---@param opts? {grace?: number, on_done?: fun()}
+function Server:shutdown(opts)
+  opts = opts or {}
+  local grace = opts.grace or 10
+  if type(grace) ~= "number" or grace <= 0 then error("http.shutdown: grace must be a positive number", 2) end
+  if self.draining or self.closed then return end
+  self.draining, self.on_drained = true, opts.on_done
+  handles.close(self.uv, self.handle)
+  for conn in pairs(self.connections) do
+    if conn.res == nil then
+      conn:_close()
+    elseif not conn.res.started then
+      conn.res.keep_alive = false  -- its answer says Connection: close
+    end
+  end
+  self.grace_timer = timers.after(self.uv, grace, function()
+    self.grace_timer = nil
+    self:close()
+  end, "http shutdown grace")
+  self:_drained_check()
 end
 
 return M
