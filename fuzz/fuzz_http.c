@@ -24,35 +24,14 @@
 #define DEF_HEADERS 64
 #define DEF_BODY_BYTES (4 * 1024 * 1024)
 
-typedef struct Limits {
-  long header_bytes, headers, body;
-} Limits;
+typedef HttpLimits Limits;
 
 
 static int reader (lua_State *L, const Limits *lim, int small) {
-  lua_createtable(L, 0, 3);
-  if (small) {
-    lua_pushinteger(L, lim->header_bytes);
-    lua_setfield(L, -2, "max_header_bytes");
-    lua_pushinteger(L, lim->headers);
-    lua_setfield(L, -2, "max_headers");
-    lua_pushinteger(L, lim->body);
-    lua_setfield(L, -2, "max_body_bytes");
-  }
+  host_push_http_limits(L, lim, small);
   if (host_core(L, "http_server", 1) != 1)
     host_fail("core.http_server raised: %s", lua_tostring(L, -1));
   return lua_gettop(L);
-}
-
-
-static long buffered (lua_State *L, int h) {
-  const char *s = luaL_tolstring(L, h, NULL);
-  const char *c = strchr(s, '(');
-  long n;
-  CHECK(c != NULL, "unexpected reader tostring: %s", s);
-  n = strtol(c + 1, NULL, 10);
-  lua_pop(L, 1);
-  return n;
 }
 
 
@@ -163,7 +142,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     if (n > len - off) n = len - off;
     failed = read_all(L, pieces, stream + off, n, &lim, &b);
     off += n;
-    held = buffered(L, pieces);
+    held = host_tostring_number(L, pieces, "(");
     CHECK(held <= lim.header_bytes + lim.body + (long)n,
           "the reader holds %ld bytes", held);
   }

@@ -29,9 +29,7 @@
 #define DEF_HEADERS 100
 #define DEF_BODY_BYTES (16 * 1024 * 1024)
 
-typedef struct Limits {
-  long header_bytes, headers, body;
-} Limits;
+typedef HttpLimits Limits;
 
 typedef struct Reading {
   Str log;
@@ -42,31 +40,12 @@ typedef struct Reading {
 
 
 static int reader (lua_State *L, const Limits *lim, int small, int head) {
-  lua_createtable(L, 0, 3);
-  if (small) {
-    lua_pushinteger(L, lim->header_bytes);
-    lua_setfield(L, -2, "max_header_bytes");
-    lua_pushinteger(L, lim->headers);
-    lua_setfield(L, -2, "max_headers");
-    lua_pushinteger(L, lim->body);
-    lua_setfield(L, -2, "max_body_bytes");
-  }
+  host_push_http_limits(L, lim, small);
   if (host_core(L, "http_client", 1) != 1)
     host_fail("core.http_client raised: %s", lua_tostring(L, -1));
   if (head && host_method(L, -1, "no_body", 0) != 0)
     host_fail("r:no_body raised: %s", lua_tostring(L, -1));
   return lua_gettop(L);
-}
-
-
-static long buffered (lua_State *L, int h) {
-  const char *s = luaL_tolstring(L, h, NULL);
-  const char *c = strchr(s, '(');
-  long n;
-  CHECK(c != NULL, "unexpected reader tostring: %s", s);
-  n = strtol(c + 1, NULL, 10);
-  lua_pop(L, 1);
-  return n;
 }
 
 
@@ -212,7 +191,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     if (n > len - off) n = len - off;
     read_all(L, pieces, stream + off, n, 0, &lim, &b);
     off += n;
-    held = buffered(L, pieces);
+    held = host_tostring_number(L, pieces, "(");
     CHECK(held <= lim.header_bytes + 2 * (long)n + 64, "the reader holds %ld bytes", held);
   }
   if (!b.failed) read_all(L, pieces, NULL, 0, 1, &lim, &b);

@@ -248,14 +248,32 @@ int host_codec (lua_State *L, int lsp, int profile, long max_bytes,
 }
 
 
-long host_buffered (lua_State *L, int codec) {
-  const char *s = luaL_tolstring(L, codec, NULL);
-  const char *c = strstr(s, ", ");
+long host_tostring_number (lua_State *L, int idx, const char *after) {
+  const char *s = luaL_tolstring(L, idx, NULL);
+  const char *c = strstr(s, after);
   long n;
-  CHECK(c != NULL, "unexpected codec tostring: %s", s);
-  n = strtol(c + 2, NULL, 10);
+  CHECK(c != NULL, "unexpected tostring: %s", s);
+  n = strtol(c + strlen(after), NULL, 10);
   lua_pop(L, 1);
   return n;
+}
+
+
+long host_buffered (lua_State *L, int codec) {
+  return host_tostring_number(L, codec, ", ");
+}
+
+
+void host_push_http_limits (lua_State *L, const HttpLimits *lim, int small) {
+  lua_createtable(L, 0, 3);
+  if (small) {
+    lua_pushinteger(L, lim->header_bytes);
+    lua_setfield(L, -2, "max_header_bytes");
+    lua_pushinteger(L, lim->headers);
+    lua_setfield(L, -2, "max_headers");
+    lua_pushinteger(L, lim->body);
+    lua_setfield(L, -2, "max_body_bytes");
+  }
 }
 
 /* }============================================================= */

@@ -103,6 +103,17 @@ int host_codec (lua_State *L, int lsp, int profile, long max_bytes,
                 int max_depth, int max_batch);
 /* bytes buffered in the codec, from its __tostring */
 long host_buffered (lua_State *L, int codec);
+/* the number that follows the first 'after' in the __tostring of the value
+** at 'idx' (how core objects show what they buffer) */
+long host_tostring_number (lua_State *L, int idx, const char *after);
+
+/* the HTTP readers' limits (fuzz_http, fuzz_http_client) */
+typedef struct HttpLimits {
+  long header_bytes, headers, body;
+} HttpLimits;
+/* push the options table of an HTTP reader: the limits when 'small',
+** else empty (the defaults) */
+void host_push_http_limits (lua_State *L, const HttpLimits *lim, int small);
 /* }============================================================= */
 
 
