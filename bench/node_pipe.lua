@@ -53,17 +53,8 @@ end
 add_jrpc("jrpc spec_server", root)
 if BASELINE then add_jrpc("jrpc spec_server at " .. BASELINE, BASELINE) end
 
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
-local function capture(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
-  local out = p:read("a")
-  p:close()
-  local code = tonumber(out:match("exit=(%d+)%s*$"))
-  return (out:gsub("exit=%d+%s*$", "")), code or -1
-end
+local shell = dofile(here .. "/shell.lua")
+local shell_quote, capture = shell.quote, shell.capture
 
 --- One client run: its key=value fields, or nil and the client's message.
 local function run(server, inflight)

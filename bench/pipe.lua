@@ -48,20 +48,8 @@ local servers = {
 local TARGETS = {cjson = 1.5, vscode = 6}
 local LABELS = {cjson = "lua-cjson loop", vscode = "vscode-jsonrpc"}
 
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
---- Run a shell command; returns its output (stdout and stderr) and exit code.
----@param cmd string
----@return string output, integer code
-local function capture(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
-  local out = p:read("a")
-  p:close()
-  local code = tonumber(out:match("exit=(%d+)%s*$"))
-  return (out:gsub("exit=%d+%s*$", "")), code or -1
-end
+local shell = dofile(here .. "/shell.lua")
+local shell_quote, capture = shell.quote, shell.capture
 
 --- One loadgen run: its key=value result, or nil and loadgen's message.
 ---@param server table  a row of `servers`
