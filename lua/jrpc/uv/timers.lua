@@ -17,9 +17,10 @@ local M = {}
 function M.after(uv, seconds, fn, what)
   local timer = uv.new_timer()
   -- libuv counts from the loop's cached time, stale by whatever ran since
-  -- the loop last woke: without this the timer may fire that much early
+  -- the loop last woke, and in whole milliseconds, truncated: without the
+  -- update and the extra millisecond the timer may fire that much early
   uv.update_time()
-  timer:start(ceil(seconds * 1000), 0, co.guard(function()
+  timer:start(ceil(seconds * 1000) + (seconds > 0 and 1 or 0), 0, co.guard(function()
     handles.close(uv, timer)
     fn()
   end, what or "timer"))
