@@ -66,6 +66,25 @@ describe("bare handlers (no context parameter)", function()
     assert.equal(0, peer:stats().in_flight)
   end)
 
+  it("alone in their read (no pcall of their own), raising at once or after a wait: -32603, logged", function()
+    local peer, out, logs = asking_peer(function() error("after the wait") end)
+    peer:method("boom", function() error("at once") end)
+    peer:receive(request("boom", 1))
+    peer:receive(request("ask", 2))
+    peer:receive(line '{"jsonrpc":"2.0","result":"lua","id":1}')
+    assert.same({
+      line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":1}',
+      line '{"jsonrpc":"2.0","method":"name","params":[],"id":1}',
+      line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2}',
+    }, out)
+    assert.equal(2, #logs)
+    assert.truthy(logs[1]:find('method "boom" failed: .*at once'), logs[1])
+    assert.truthy(logs[2]:find('method "ask" failed: .*after the wait'), logs[2])
+    assert.equal(0, peer:stats().in_flight)
+    peer:receive(request("ping", 3))
+    assert.equal(line '{"jsonrpc":"2.0","result":"pong","id":3}', out[4])
+  end)
+
   it("a jrpc error raised is answered as is, with the request's id", function()
     local peer, out = capture{ methods = {
       nope = function() jrpc.error(-32001, "nope", { why = 1 }) end,

@@ -337,7 +337,8 @@ function M.new(opts)
     _calls = client.new(opts),
     _srv = server.new(opts, profile),
   }, Peer)
-  peer._pool = workers.new(peer._log, function(ctx) server.foreign(peer, ctx) end)
+  peer._pool = workers.new(peer._log, function(ctx) server.foreign(peer, ctx) end,
+    function(ctx, err) server.raised(peer, ctx, err) end)
   if opts.methods then peer:methods(opts.methods) end
   return peer
 end

@@ -17,7 +17,7 @@ local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
 local write, hold, release = output.write, output.hold, output.release
 local Pool = workers.Pool
-local take, start_job = Pool.take, Pool.start
+local take, start_job, run = Pool.take, Pool.start, Pool.run
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -33,7 +33,7 @@ local M = {}
 function M.new(opts, profile)
   return {
     handlers = {},
-    bare = {},            -- method -> true: its handler runs without a context (see add)
+    bare = {},            -- method -> its handler, when that runs without a context (see add)
     bare_method = nil, bare_id = nil, bare_rawid = nil,  -- the bare request running in place
     waiting = {},         -- contexts whose handlers wait (requests and notifications)
     nwaiting = 0,
@@ -62,7 +62,7 @@ M.takes_ctx = takes_ctx
 function M.add(peer, name, fn)
   local srv = peer._srv
   srv.handlers[name] = fn
-  srv.bare[name] = not (takes_ctx(fn) or srv.strip_meta or srv.debug) or nil
+  if takes_ctx(fn) or srv.strip_meta or srv.debug then srv.bare[name] = nil else srv.bare[name] = fn end
 end
 
 ---@class jrpc.Context
@@ -262,6 +262,7 @@ local BARE = setmetatable({}, { __tostring = function() return "jrpc.BARE" end }
 -- The job of a bare request, run in place by the dispatching worker `me`:
 -- call the handler, answer. No context unless the handler stopped (then
 -- the dispatcher made one: see `made_for`) or failed.
+local serve_bare_waited
 local function serve_bare(fn, params, peer, me, method, id, rawid)
   local ok, result = pcall(fn, params)
   local ctx = made[me]
@@ -273,7 +274,14 @@ local function serve_bare(fn, params, peer, me, method, id, rawid)
     end
     return conclude(peer, new_ctx(peer, method, id, rawid), ok, result)
   end
-  made[me] = nil  -- it waited: from here on, the same as any request
+  return serve_bare_waited(peer, me, rawid, ok, result)
+end
+
+-- A bare request's handler waited (so it has a context) and is done.
+function serve_bare_waited(peer, me, rawid, ok, result)
+  local ctx = made[me]
+  made[me] = nil  -- from here on, the same as any request
+  ctx._answered = true  -- whatever raises from here on, see M.raised
   if ok and not ctx._cancelled then
     if result == nil then result = null end
     local json = codec_result(peer._codec, rawid, result)
@@ -285,6 +293,22 @@ local function serve_bare(fn, params, peer, me, method, id, rawid)
   end
   conclude(peer, ctx, ok, result)
   if ctx._waiting then untrack(peer, ctx) end
+end
+
+-- The job of a read's one bare request (see `one_bare`): when the handler
+-- did not wait, its reply goes back to the dispatcher, which writes it
+-- outside the worker (a transport's failing send then reaches the caller of
+-- receive): (json) or (nil, ok, result) for `conclude`. A handler that
+-- waited answers by itself, as any request does.
+local function serve_one(me, fn, params, peer, rawid)
+  local result = fn(params)  -- unprotected: see Pool.run
+  if made[me] == nil then
+    if result == nil then result = null end
+    local json = codec_result(peer._codec, rawid, result)
+    if json then return json end
+    return nil, true, result
+  end
+  return serve_bare_waited(peer, me, rawid, true, result)
 end
 
 -- The worker `co` stopped inside a bare request's handler: make its context
@@ -331,9 +355,12 @@ end
 function M.request(peer, method, params, id, rawid, inplace, batch, index, me)
   local srv = peer._srv
   srv.handled = srv.handled + 1
-  if inplace and srv.bare[method] then  -- most requests: no context
-    srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, method, id, rawid
-    return serve_bare(srv.handlers[method], params, peer, me, method, id, rawid)
+  if inplace then
+    local fn = srv.bare[method]
+    if fn then  -- most requests: no context
+      srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, method, id, rawid
+      return serve_bare(fn, params, peer, me, method, id, rawid)
+    end
   end
   local ctx
   if batch == nil then
@@ -520,6 +547,40 @@ local function stopped(peer, co, ctx, outcome)
   if not ok then peer._log("dispatch: " .. tostring(err)) end
 end
 
+-- The read held one message, a request for a bare handler: the common
+-- case, run without the general loop and its state (a nested read, should
+-- the handler receive, finds none of ours to restore). No hold either: the
+-- reply is the read's one write, made here, outside the worker, so a
+-- failing send reaches the caller of receive as it does after a hold.
+local function one_bare(peer, srv, fn, method, params, id, rawid)
+  srv.handled = srv.handled + 1
+  local outcome, json, ok, result = run(peer._pool, serve_one, fn, params, peer, rawid)
+  if outcome == "done" then
+    if json then return write(peer._out, json) end
+    return conclude(peer, new_ctx(peer, method, id, rawid), ok, result)
+  elseif outcome == "raised" then
+    return conclude(peer, new_ctx(peer, method, id, rawid), false, json)
+  end
+  if outcome == nil then error("not enough memory for a worker coroutine", 0) end
+  local co = json  -- it stopped inside the handler: waits, or yielded elsewhere
+  local ctx = new_ctx(peer, method, id, rawid)
+  ctx._unprotected = true
+  made[co] = ctx
+  stopped(peer, co, ctx, outcome)
+end
+
+--- A waiting handler's worker raised `err` (a bare request run by
+--- `one_bare`, whose handler has no pcall): answered as a handler failure,
+--- unless its reply was already written (then it is only logged).
+function M.raised(peer, ctx, err)
+  if ctx._unprotected and not ctx._answered then
+    conclude(peer, ctx, false, err)
+  else
+    peer._log(("method %q: its worker failed: %s"):format(ctx.method, tostring(err)))
+  end
+  if ctx._waiting then untrack(peer, ctx) end
+end
+
 --- Feed `bytes` (if any) to the codec, then act on every complete message
 --- it holds; what they write goes to
 --- `send` in one call at the end (unless this is nested in another read).
@@ -537,7 +598,12 @@ function M.dispatch(peer, bytes)
   if peer._closed then return end
   local kind, a, b, c, d, e = codec_next(peer._codec, bytes, true)  -- feeds the bytes first
   if kind == nil then return end  -- a read with no message: no switch
-  local srv, pool, out = peer._srv, peer._pool, peer._out
+  local srv = peer._srv
+  if e == false and kind == "request" then
+    local fn = srv.bare[a]
+    if fn then return one_bare(peer, srv, fn, a, b, c, d) end
+  end
+  local pool, out = peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
   -- nested in a bare handler (it called receive): keep what made_for needs
   local outer_bare = outer_running == BARE and { srv.bare_method, srv.bare_id, srv.bare_rawid }

@@ -72,37 +72,58 @@ local parked_pool = setmetatable({}, { __mode = "k" })
 local parked_job = setmetatable({}, { __mode = "k" })
 
 --- A pool whose failures are reported through `log(msg)`; `on_foreign(job)`
---- is called with a parked job whose worker yielded to another scheduler.
+--- is called with a parked job whose worker yielded to another scheduler,
+--- and `on_raised(job, err)`, if given, with a parked job whose worker
+--- raised `err` (a job `run` left unprotected: see there) instead of the log.
 ---@param log fun(msg: string)
 ---@param on_foreign fun(job: any)
+---@param on_raised? fun(job: any, err: any)
 ---@return jrpc.Pool
-function M.new(log, on_foreign)
-  return setmetatable({ idle = {}, nidle = 0, log = log, on_foreign = on_foreign }, Pool)
+function M.new(log, on_foreign, on_raised)
+  return setmetatable({ idle = {}, nidle = 0, hot = false, log = log, on_foreign = on_foreign,
+    on_raised = on_raised }, Pool)
 end
 
--- The body of every worker: run a job, report IDLE, wait for the next one.
--- (Fixed parameters, no varargs: this is on every request's path.)
+-- The body of every worker: run a job, report IDLE with the job's first
+-- three results, wait for the next one. (Fixed parameters, no varargs:
+-- this is on every request's path.)
 local function main(job, a, b, c, d, e, f, g, h)
   while true do
-    job(a, b, c, d, e, f, g, h)
-    job, a, b, c, d, e, f, g, h = yield(IDLE)
+    job, a, b, c, d, e, f, g, h = yield(IDLE, job(a, b, c, d, e, f, g, h))
   end
 end
 
 --- An idle worker, or a new one; nil when there is no memory for one
---- (never raises: dispatch relies on it).
+--- (never raises: dispatch relies on it). The pool keeps one idle worker
+--- at hand (`hot`): most reads take and give back that one, with no list
+--- push and pop.
 ---@return thread|nil
 function Pool:take()
+  local co = self.hot
+  if co then
+    self.hot = false
+    return co
+  end
   local n = self.nidle
   if n == 0 then
-    local ok, co = pcall(create, main)
-    return ok and co or nil
+    local ok, created = pcall(create, main)
+    return ok and created or nil
   end
   local idle = self.idle
-  local co = idle[n]
+  co = idle[n]
   idle[n] = nil
   self.nidle = n - 1
   return co
+end
+
+-- A worker whose job finished goes back: at hand if that place is free.
+local function give_back(self, co)
+  if self.hot == false then
+    self.hot = co
+    return
+  end
+  local n = self.nidle
+  if n < MAX_IDLE then self.nidle, self.idle[n + 1] = n + 1, co end
 end
 
 -- What a resume of a worker came back with:
@@ -113,8 +134,7 @@ end
 --              the worker is dropped: jrpc will never resume it
 local function outcome(self, co, ok, signal)
   if signal == IDLE then
-    local n = self.nidle
-    if n < MAX_IDLE then self.nidle, self.idle[n + 1] = n + 1, co end
+    give_back(self, co)
     return "done"
   end
   if not ok then
@@ -125,22 +145,47 @@ local function outcome(self, co, ok, signal)
   return "foreign"
 end
 
---- Start `job(a, ..., h)` on the worker `co` (from `take`).
+--- Start `job(a, ..., h)` on the worker `co` (from `take`). When the job
+--- finished ("done"), its first three results follow the outcome.
 ---@return string outcome  "done" | "waiting" | "failed" | "foreign"
 function Pool:start(co, job, a, b, c, d, e, f, g, h)
-  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
+  local ok, signal, r1, r2, r3 = resume(co, job, a, b, c, d, e, f, g, h)
   if signal == IDLE then  -- outcome's first case, inlined: every read takes it
-    local n = self.nidle
-    if n < MAX_IDLE then self.nidle, self.idle[n + 1] = n + 1, co end
-    return "done"
+    give_back(self, co)
+    return "done", r1, r2, r3
   end
   return outcome(self, co, ok, signal)
+end
+
+--- Run `job(co, a, b, c, d)` on a worker `co` of the pool: `take` and
+--- `start` in one call, for the common read. Returns the outcome and, when
+--- "done", the job's first three results; "raised" and the error when the
+--- job raised (not logged: the caller answers for it; the job needs no
+--- pcall of its own, and should it raise after a wait, `on_raised` hears
+--- of it); else the outcome and the worker. Nil when there is no memory
+--- for a worker.
+---@return string|nil outcome
+function Pool:run(job, a, b, c, d)
+  local co = self.hot
+  if co then
+    self.hot = false
+  else
+    co = self:take()
+    if co == nil then return nil end
+  end
+  local ok, signal, r1, r2, r3 = resume(co, job, co, a, b, c, d)
+  if signal == IDLE then
+    if self.hot == false then self.hot = co else give_back(self, co) end
+    return "done", r1, r2, r3
+  end
+  if not ok then return "raised", signal end
+  return outcome(self, co, ok, signal), co
 end
 
 --- How many idle workers the pool keeps.
 ---@return integer
 function Pool:idle_count()
-  return self.nidle
+  return self.nidle + (self.hot and 1 or 0)
 end
 
 --- The worker `co` waits (its start said "waiting") on behalf of `job`:
@@ -166,7 +211,12 @@ function M.wake(co, log, ...)
     return
   end
   local job = parked_job[co]
-  local result = outcome(pool, co, resume(co, WAKE, ...))
+  local ok, signal = resume(co, WAKE, ...)
+  if not ok and pool.on_raised then
+    parked_pool[co], parked_job[co] = nil, nil
+    return pool.on_raised(job, signal)
+  end
+  local result = outcome(pool, co, ok, signal)
   if result ~= "waiting" then
     parked_pool[co], parked_job[co] = nil, nil
     if result == "foreign" then pool.on_foreign(job) end
