@@ -34,8 +34,7 @@ Peer.__index = Peer
 --- sends every few replies: see jrpc.output).
 ---@param bytes string
 function Peer:receive(bytes)
-  if self._closed then return end
-  return dispatch(self, bytes)
+  return dispatch(self, bytes)  -- a closed peer reads nothing: dispatch checks
 end
 
 --- The input ended: decode what is left, then close with `reason` -- at

@@ -593,9 +593,12 @@ end
 --- decode, the deadline check, which guards the user's clock), or on a slow
 --- path under its own pcall.
 function M.dispatch(peer, bytes)
-  local on_read = peer._on_read  -- the deadline check, while there are deadlines
-  if on_read then on_read(peer) end
   if peer._closed then return end
+  local on_read = peer._on_read  -- the deadline check, while there are deadlines
+  if on_read then
+    on_read(peer)
+    if peer._closed then return end
+  end
   local kind, a, b, c, d, e = codec_next(peer._codec, bytes, true)  -- feeds the bytes first
   if kind == nil then return end  -- a read with no message: no switch
   local srv = peer._srv
