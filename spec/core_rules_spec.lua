@@ -134,3 +134,17 @@ describe("core rules: a closed codec", function()
     assert.has_error(function() c:result("1", 1) end, "jrpc.Codec is closed")
   end)
 end)
+
+describe("core rules: escaped envelope keys", function()
+  it("name the same member as the plain key, and one escape does not leak to the next key", function()
+    local c = core.codec{}
+    c:feed('{"jsonrpc":"2.0","\\u006dethod":"sum","p\\u0061rams":[1,2],"id":7}\n'
+      .. '{"a\\"b":0,"jsonrpc":"2.0","method":"m","id":8}\n'
+      .. '{"jsonrpc":"2.0","method":"m","\\u0069d":9,"id":10}\n')
+    assert.are.same({"request", "sum", {1, 2}, 7, "7"}, {c:next()})
+    assert.are.same({"request", "m", nil, 8, "8"}, {c:next()})
+    local kind, code, message, rawid, reply, detail = c:next()
+    assert.are.same({"invalid", -32600, "Invalid Request", "10", true, "a member is given twice"},
+      {kind, code, message, rawid, reply, detail})
+  end)
+end)

@@ -154,6 +154,7 @@ typedef struct Scan {
   int max_depth;
   int too_deep;        /* the error is a depth limit, not bad JSON */
   int has_nul;         /* some string holds \u0000 (cJSON would cut it) */
+  int has_escape;      /* some string holds an escape (set, never cleared) */
 } Scan;
 
 static const char *scan_fail (Scan *S, const char *p, const char *msg);

@@ -20,7 +20,7 @@ typedef struct Envelope {
 
 static void reset_scan (MsgCtx *M) {
   M->S.err = NULL; M->S.at = NULL;
-  M->S.too_deep = 0; M->S.has_nul = 0;
+  M->S.too_deep = 0; M->S.has_nul = 0; M->S.has_escape = 0;
 }
 
 
@@ -56,12 +56,13 @@ static int span_is (const Span *s, const char *lit, size_t len) {
 }
 
 
-/* which envelope member does the key token [k, ke) name? */
+/* which envelope member does the key token [k, ke) name? ('escaped':
+   the token holds an escape, as the scanner found) */
 static Span *member_slot (lua_State *L, MsgCtx *M, Envelope *env,
-                          const char *k, const char *ke) {
+                          const char *k, const char *ke, int escaped) {
   Span key;
   key.p = k + 1; key.e = ke - 1;
-  if (memchr(k, '\\', (size_t)(ke - k)) != NULL) {  /* escaped key */
+  if (escaped) {
     tolua_unescape(L, M->scratch, k, ke);
     key.p = M->scratch->p; key.e = M->scratch->p + M->scratch->n;
   }
@@ -94,8 +95,9 @@ static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
     Span *slot;
     int nul;
     if (p >= e || *p != '"') return scan_fail(S, p, "expected a key");
+    S->has_escape = 0;
     if ((p = scan_string(S, p, e)) == NULL) return NULL;
-    slot = member_slot(L, M, env, k, p);
+    slot = member_slot(L, M, env, k, p, S->has_escape);
     p = scan_skipws(p, e);
     if (p >= e || *p != ':') return scan_fail(S, p, "expected ':'");
     v = scan_skipws(p + 1, e);

@@ -127,6 +127,7 @@ static const char *scan_string (Scan *S, const char *p, const char *e) {
     if (scan_plain[c]) { p++; continue; }
     if (c == '"') return p + 1;
     if (c == '\\') {
+      S->has_escape = 1;
       if ((p = scan_escape(S, p, e)) == NULL) return NULL;
     }
     else if (c < 0x20) return scan_fail(S, p, "control character in string");
