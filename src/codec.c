@@ -12,7 +12,7 @@
 #define HEAD  48  /* room for "Content-Length: " + 20 digits + CRLFCRLF */
 
 /* methods carry the codec metatable as upvalue 3 (udata.c) */
-#define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(3), CODEC_MT))
+#define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(4), CODEC_MT))
 
 
 /*
@@ -174,6 +174,7 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null) {
   M->tree = &W->tree;
   M->amt = AMT;
   M->null = null;
+  M->kinds = MSG_KINDS;
 }
 
 
@@ -473,5 +474,6 @@ static void codec_open (lua_State *L) {
   };
   lua_pushvalue(L, -2);  /* array_mt: upvalue 1 */
   lua_pushvalue(L, -2);  /* object_mt: upvalue 2 */
-  ud_newmeta(L, CODEC_MT, meta, codec_methods, 2);  /* metatable: upvalue 3 */
+  msg_kinds(L);          /* the kind strings: upvalue 3 (MSG_KINDS) */
+  ud_newmeta(L, CODEC_MT, meta, codec_methods, 3);  /* metatable: upvalue 4 */
 }

@@ -271,7 +271,12 @@ typedef struct MsgCtx {
   cJSON **tree;    /* the cJSON tree being converted, if any */
   int amt;         /* stack index of core.array_mt */
   int null;        /* stack index of the value for JSON null; 0: core.null */
+  int kinds;       /* stack index of the kind strings (msg_kinds) */
 } MsgCtx;
+
+/* indexes into the table of kind strings */
+enum { KIND_REQUEST = 1, KIND_NOTIFICATION, KIND_RESULT, KIND_ERROR };
+static void msg_kinds (lua_State *L);
 
 static int msg_pushinvalid (lua_State *L, int code, const char *msg,
                             const char *rawid, size_t idlen, int reply,
@@ -286,6 +291,7 @@ static int msg_decode (lua_State *L, MsgCtx *M, const char *p,
 ** ======================================================= */
 #define AMT  lua_upvalueindex(1)   /* core.array_mt, in codec methods */
 #define OMT  lua_upvalueindex(2)   /* core.object_mt */
+#define MSG_KINDS  lua_upvalueindex(3)  /* the kind strings (msg_kinds) */
 
 #define DEFAULT_MAX_DEPTH  128
 #define DEPTH_CEILING      1000    /* cJSON's own nesting limit */

@@ -196,9 +196,23 @@ static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
 }
 
 
+/*
+** Push the table of the strings that name a message's kind. Codec methods
+** keep it as an upvalue: a string pushed from there costs a table read,
+** where lua_pushstring hashes and looks it up again for every message.
+*/
+static void msg_kinds (lua_State *L) {
+  lua_createtable(L, 4, 0);
+  lua_pushliteral(L, "request"); lua_rawseti(L, -2, KIND_REQUEST);
+  lua_pushliteral(L, "notification"); lua_rawseti(L, -2, KIND_NOTIFICATION);
+  lua_pushliteral(L, "result"); lua_rawseti(L, -2, KIND_RESULT);
+  lua_pushliteral(L, "error"); lua_rawseti(L, -2, KIND_ERROR);
+}
+
+
 static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   int isreq = (env->id.p != NULL);
-  lua_pushstring(L, isreq ? "request" : "notification");
+  lua_rawgeti(L, M->kinds, isreq ? KIND_REQUEST : KIND_NOTIFICATION);
   tolua_string(L, M->scratch, env->method.p, env->method.e);
   if (env->params.p != NULL)
     tolua_json(L, M->tree, env->params.p, env->params.e, M->amt, M->null);
@@ -274,7 +288,7 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
   else if (env->value_nul)
     why = "strings holding \\u0000 are not supported";
   if (why == NULL) {
-    lua_pushstring(L, env->result.p ? "result" : "error");
+    lua_rawgeti(L, M->kinds, env->result.p ? KIND_RESULT : KIND_ERROR);
     push_match_id(L, M, &env->id);
     if (env->result.p)
       tolua_json(L, M->tree, env->result.p, env->result.e, M->amt, M->null);
