@@ -85,6 +85,21 @@ describe("bare handlers (no context parameter)", function()
     assert.equal(line '{"jsonrpc":"2.0","result":"pong","id":3}', out[4])
   end)
 
+  it("alone in their read: what the handler sends goes out before its reply, each as it is written", function()
+    local peer, out
+    peer, out = capture{ methods = {
+      tell = function(p)
+        peer:notify("note", jrpc.array{ p[1] })
+        return "told"
+      end,
+    } }
+    peer:receive(request("tell", 1, "[5]"))
+    assert.same({ line '{"jsonrpc":"2.0","method":"note","params":[5]}',
+      line '{"jsonrpc":"2.0","result":"told","id":1}' }, out)
+    assert.equal(1, peer:stats().handled)
+    assert.equal(1, peer:stats().idle_workers)
+  end)
+
   it("a jrpc error raised is answered as is, with the request's id", function()
     local peer, out = capture{ methods = {
       nope = function() jrpc.error(-32001, "nope", { why = 1 }) end,

@@ -25,7 +25,15 @@ Output.__index = Output
 ---@return jrpc.Output
 function M.new(send)
   return setmetatable({ send = send, parts = {}, n = 0, depth = 0, closed = false,
-    flush_parts = M.FLUSH_PARTS }, Output)
+    flush_parts = M.FLUSH_PARTS, direct = send }, Output)
+end
+
+-- `direct` (read-only for other modules): the function `write` would hand
+-- bytes to right now -- `send`, while no read holds writes and the output is
+-- open -- else false. The one reply of a one-request read goes through it
+-- (jrpc.server), sparing a call on the path of most reads.
+local function update_direct(self)
+  self.direct = self.depth == 0 and not self.closed and self.send
 end
 
 -- Send what is held, n > 0 parts, as one piece.
@@ -72,6 +80,7 @@ end
 --- that nothing between can skip the release: see `collect`.
 function Output:hold()
   self.depth = self.depth + 1
+  self.direct = false
 end
 
 --- End a `hold`; the outermost one flushes.
@@ -79,6 +88,7 @@ function Output:release()
   local depth = self.depth - 1
   self.depth = depth
   if depth == 0 then
+    update_direct(self)
     local n = self.n
     if n > 0 then send_held(self, n) end
   end
@@ -92,9 +102,10 @@ end
 ---@return any err
 function Output:held(fn, a, b)
   local depth = self.depth
-  self.depth = depth + 1
+  self.depth, self.direct = depth + 1, false
   local ok, err = pcall(fn, a, b)
   self.depth = depth
+  update_direct(self)
   if depth == 0 and self.n > 0 then send_held(self, self.n) end
   return ok, err
 end
@@ -109,7 +120,7 @@ end
 
 --- Write nothing more (what is held can still be flushed).
 function Output:close()
-  self.closed = true
+  self.closed, self.direct = true, false
 end
 
 --- Replace the function bytes go to (for taps in tests and transports that
@@ -119,6 +130,7 @@ end
 function Output:set_send(send)
   local old = self.send
   self.send = send
+  update_direct(self)
   return old
 end
 

@@ -17,7 +17,6 @@ local server = require "jrpc.server"
 local client = require "jrpc.client"
 local logs = require "jrpc.log"
 
-local dispatch = server.dispatch
 
 local M = {}
 
@@ -34,7 +33,7 @@ Peer.__index = Peer
 --- sends every few replies: see jrpc.output).
 ---@param bytes string
 function Peer:receive(bytes)
-  return dispatch(self, bytes)  -- a closed peer reads nothing: dispatch checks
+  return self._read(self, bytes)
 end
 
 --- The input ended: decode what is left, then close with `reason` -- at
@@ -55,7 +54,7 @@ function Peer:finish(reason, on_closed)
   reason = reason or "connection closed"
   self._on_closed = on_closed
   self._codec:finish()
-  dispatch(self)
+  self._read(self)
   if server.waiting(self) == 0 then self:close(reason) end
   if self._closed then return true end
   self._out:collect(client.settle_all, self, reason)
@@ -338,6 +337,10 @@ function M.new(opts)
   }, Peer)
   peer._pool = workers.new(peer._log, function(ctx) server.foreign(peer, ctx) end,
     function(ctx, err) server.raised(peer, ctx, err) end)
+  -- the read, a closure over the parts (see server.reader); also set as the
+  -- peer's own `receive`, which spares every read a metatable lookup
+  peer._read = server.reader(peer)
+  peer.receive = peer._read
   if opts.methods then peer:methods(opts.methods) end
   return peer
 end

@@ -17,7 +17,7 @@ local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
 local write, hold, release = output.write, output.hold, output.release
 local Pool = workers.Pool
-local take, start_job, run = Pool.take, Pool.start, Pool.run
+local take, start_job = Pool.take, Pool.start
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -42,6 +42,7 @@ function M.new(opts, profile)
     running = nil,        -- the context the dispatcher runs in place
     on_idle = nil,        -- called once no handler waits (finish)
     handled = 0, invalid = 0, failed = 0, dropped_notifications = 0, unknown_cancels = 0,
+    handled_here = nil,   -- how many requests M.reader's own path handled
     debug = opts.debug == true, strip_meta = profile.meta, role = opts.role,
   }
 end
@@ -295,22 +296,6 @@ function serve_bare_waited(peer, me, rawid, ok, result)
   if ctx._waiting then untrack(peer, ctx) end
 end
 
--- The job of a read's one bare request (see `one_bare`): when the handler
--- did not wait, its reply goes back to the dispatcher, which writes it
--- outside the worker (a transport's failing send then reaches the caller of
--- receive): (json) or (nil, ok, result) for `conclude`. A handler that
--- waited answers by itself, as any request does.
-local function serve_one(me, fn, params, peer, rawid)
-  local result = fn(params)  -- unprotected: see Pool.run
-  if made[me] == nil then
-    if result == nil then result = null end
-    local json = codec_result(peer._codec, rawid, result)
-    if json then return json end
-    return nil, true, result
-  end
-  return serve_bare_waited(peer, me, rawid, true, result)
-end
-
 -- The worker `co` stopped inside a bare request's handler: make its context
 -- now, from what the dispatcher noted, and leave it for the job.
 local function made_for(peer, co)
@@ -547,16 +532,11 @@ local function stopped(peer, co, ctx, outcome)
   if not ok then peer._log("dispatch: " .. tostring(err)) end
 end
 
--- The read held one message, a request for a bare handler: the common
--- case, run without the general loop and its state (a nested read, should
--- the handler receive, finds none of ours to restore). No hold either: the
--- reply is the read's one write, made here, outside the worker, so a
--- failing send reaches the caller of receive as it does after a hold.
-local function one_bare(peer, srv, fn, method, params, id, rawid)
-  srv.handled = srv.handled + 1
-  local outcome, json, ok, result = run(peer._pool, serve_one, fn, params, peer, rawid)
+-- The rest of a read's one bare request (see `M.reader`) when the handler
+-- did not simply return a value that encodes: it returned one that does
+-- not, raised, waited or yielded elsewhere. It gets its context now.
+local function one_bare_slow(peer, outcome, json, ok, result, method, id, rawid)
   if outcome == "done" then
-    if json then return write(peer._out, json) end
     return conclude(peer, new_ctx(peer, method, id, rawid), ok, result)
   elseif outcome == "raised" then
     return conclude(peer, new_ctx(peer, method, id, rawid), false, json)
@@ -581,32 +561,20 @@ function M.raised(peer, ctx, err)
   if ctx._waiting then untrack(peer, ctx) end
 end
 
---- Feed `bytes` (if any) to the codec, then act on every complete message
---- it holds; what they write goes to
---- `send` in one call at the end (unless this is nested in another read).
----
---- Whatever raises (a handler, a clock, a memory error), the serving state
---- and the output are restored, so the next read is answered as usual. A
---- pcall per read would cost about 4% of a round trip, so the guarantee
---- comes from the structure instead: everything that can raise runs in the
---- worker (whose resume catches it), or before any state changes (the first
---- decode, the deadline check, which guards the user's clock), or on a slow
---- path under its own pcall.
-function M.dispatch(peer, bytes)
-  if peer._closed then return end
-  local on_read = peer._on_read  -- the deadline check, while there are deadlines
-  if on_read then
-    on_read(peer)
-    if peer._closed then return end
-  end
-  local kind, a, b, c, d, e = codec_next(peer._codec, bytes, true)  -- feeds the bytes first
-  if kind == nil then return end  -- a read with no message: no switch
-  local srv = peer._srv
-  if e == false and kind == "request" then
-    local fn = srv.bare[a]
-    if fn then return one_bare(peer, srv, fn, a, b, c, d) end
-  end
-  local pool, out = peer._pool, peer._out
+-- The general path of a read (see `M.reader`), from its first message,
+-- decoded, on: act on every complete message the codec holds; what they
+-- write goes to `send` in one call at the end (unless this is nested in
+-- another read).
+--
+-- Whatever raises (a handler, a clock, a memory error), the serving state
+-- and the output are restored, so the next read is answered as usual. A
+-- pcall per read would cost about 4% of a round trip, so the guarantee
+-- comes from the structure instead: everything that can raise runs in the
+-- worker (whose resume catches it), or before any state changes (the first
+-- decode, the deadline check, which guards the user's clock), or on a slow
+-- path under its own pcall.
+local function dispatch_decoded(peer, kind, a, b, c, d, e)
+  local srv, pool, out = peer._srv, peer._pool, peer._out
   local outer_dispatcher, outer_running = srv.dispatcher, srv.running
   -- nested in a bare handler (it called receive): keep what made_for needs
   local outer_bare = outer_running == BARE and { srv.bare_method, srv.bare_id, srv.bare_rawid }
@@ -631,12 +599,66 @@ function M.dispatch(peer, bytes)
   if starved then error("not enough memory for a worker coroutine", 0) end
 end
 
+--- The read function of `peer`: `read(peer, bytes)` does what `dispatch`
+--- does, with the peer's parts held as upvalues rather than read from its
+--- fields on every read (each field read costs about as much as the
+--- handler's own work on Lua 5.4). A read that holds one request for a bare
+--- handler, the common case, takes a path of its own: no general loop and
+--- none of its state (a nested read, should the handler receive, finds none
+--- of ours to restore), no hold (the reply is the read's one write, made
+--- here, after the worker yields it back, so a failing send reaches the
+--- caller of receive as after a hold) and no pcall around the handler (the
+--- worker's resume catches a raise: see Pool.run).
+function M.reader(peer)
+  local codec, srv, out = peer._codec, peer._srv, peer._out
+  local bare, run = srv.bare, peer._pool:runner()
+  local handled = 0  -- requests this path served (an upvalue: cheaper than a field)
+  srv.handled_here = function() return handled end
+  -- The job: the reply for the dispatcher to write when the handler did not
+  -- wait: (json) or (nil, true, result) for `conclude`. A handler that
+  -- waited answers by itself, as any request does.
+  local function serve_one(me, fn, params, rawid)
+    local result = fn(params)
+    if made[me] == nil then
+      if result == nil then result = null end
+      local json = codec_result(codec, rawid, result)
+      if json then return json end
+      return nil, true, result
+    end
+    return serve_bare_waited(peer, me, rawid, true, result)
+  end
+  return function(_, bytes)
+    if peer._closed then return end
+    local on_read = peer._on_read  -- the deadline check, while there are deadlines
+    if on_read then
+      on_read(peer)
+      if peer._closed then return end
+    end
+    local kind, a, b, c, d, e = codec_next(codec, bytes, true)  -- feeds the bytes first
+    if kind == nil then return end  -- a read with no message: no switch
+    if e == false and kind == "request" then
+      local fn = bare[a]
+      if fn then
+        handled = handled + 1
+        local outcome, json, ok, result = run(serve_one, fn, b, d)
+        if json and outcome == "done" then
+          local direct = out.direct
+          if direct then return direct(json) end
+          return write(out, json)
+        end
+        return one_bare_slow(peer, outcome, json, ok, result, a, c, d)
+      end
+    end
+    return dispatch_decoded(peer, kind, a, b, c, d, e)
+  end
+end
+
 -- }======================================================================
 
 --- Counters: handled, invalid, failed, in_flight (handlers that wait).
 function M.stats(peer, into)
   local srv = peer._srv
-  into.handled, into.invalid, into.failed = srv.handled, srv.invalid, srv.failed
+  into.handled, into.invalid, into.failed = srv.handled + srv.handled_here(), srv.invalid, srv.failed
   into.dropped_notifications, into.unknown_cancels = srv.dropped_notifications, srv.unknown_cancels
   into.in_flight = srv.nwaiting
   return into
