@@ -52,7 +52,8 @@ local function kib(x) return tonumber(x) and ("%d"):format(x) or "-" end
 print(("## Server memory, %d requests kept in flight (%s; client %s; %g s; %s)")
   :format(INFLIGHT, os.date("!%Y-%m-%d %H:%M UTC"), bench.clients.jrpc.name, SECONDS, bench.machine()))
 print()
-print("| server | framing | RSS at start, KiB | of it anonymous | peak RSS (VmHWM), KiB | growth, KiB | peak × lua-cjson |")
+print("| server | framing | RSS at start, KiB | of it anonymous | peak RSS (VmHWM), KiB | growth, KiB"
+  .. " | peak × lua-cjson |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
 for i, s in ipairs(servers) do
   local r = results[i] or {}
@@ -88,7 +89,8 @@ local probes = {
     libssl and ("assert(package.loadlib(%q, '*'))"):format(libssl) or "error('no libssl')" },
   { "lua5.4 + jrpc.core (linked with OpenSSL, cJSON, http-parser)", "require 'jrpc.core'" },
   { "lua5.4 + require 'jrpc' (jrpc.core and the Lua modules)", "require 'jrpc'" },
-  { "the same + luv and a jrpc.uv stdio connection (spec_server idle)", "require('jrpc').uv.new(require 'luv'):stdio{}" },
+  { "the same + luv and a jrpc.uv stdio connection (spec_server idle)",
+    "require('jrpc').uv.new(require 'luv'):stdio{}" },
 }
 print("Resident memory at start, idle, Lua 5.4 (each row is one process loading what it names):")
 print()
