@@ -56,11 +56,11 @@ add(("set multiplot layout 1,%d title %q"):format(#panels,
   "Round trips/s over stdio against requests in flight (" .. os.date("!%Y-%m-%d %H:%M UTC") .. ", "
   .. bench.first_line("nproc") .. " CPUs; median of bench/node_pipe.lua's rounds)"))
 add("set logscale x 2")
+add("set logscale y 10")  -- ratios read as distances; the ceilings are 10x the rest
 add("set ylabel 'round trips/s (thousands)'")
 add("set grid")
 add("set key below vertical maxcols 1 font ',8'")
 add("set offsets graph 0.04, graph 0.04, 0, 0")
-add("set yrange [0:*]")
 for p, panel in ipairs(panels) do
   local tics = {}
   for _, label in ipairs(panel.order) do
