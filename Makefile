@@ -487,8 +487,9 @@ bench: all bench-tools node-deps
 	$(MAKE) --no-print-directory bench-stdio
 
 # bench-stdio: the stdio servers under each of three clients (Node, loadgen,
-# jrpc on luv) at 16/64/256 in flight, latency with one in flight (Node),
-# memory with 10,000 in flight, and the plot; the Markdown goes to the
+# jrpc on luv) at 16/64/256 in flight and the three side by side
+# (bench/summary.lua), latency with one in flight (Node), memory with
+# 10,000 in flight, and the plot; the Markdown goes to the
 # terminal and to $(BENCH_OUT)/stdio.md (the README's tables), the plot to
 # $(BENCH_OUT)/pipe.png. A failed run fails the target after the rest ran.
 BENCH_OUT ?= build/bench/out
@@ -501,6 +502,7 @@ bench-stdio: all bench-tools node-deps
 	  NODE_CLIENT=$$c lua5.4 bench/node_pipe.lua | tee -a $(BENCH_OUT)/stdio.md; \
 	  [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	done; \
+	lua5.4 bench/summary.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	lua5.4 bench/latency.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	lua5.4 bench/memory.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	lua5.4 bench/plot.lua || rc=1; \

@@ -57,6 +57,7 @@ end
 local function us(x) return x and ("%.1f"):format(x) or "failed" end
 local function ratio(x, b) return (x and b) and ("%.2f"):format(x / b) or "-" end
 
+print()  -- a blank line first: make bench-stdio concatenates the outputs
 print(("## Latency, one request in flight, client: %s (%s; median of %d rounds × %g s; %s)")
   :format(client.name, os.date("!%Y-%m-%d %H:%M UTC"), ROUNDS, SECONDS, bench.machine()))
 print()

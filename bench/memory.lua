@@ -49,6 +49,7 @@ local base = results[1] and results[1].hwm_kib
 
 local function kib(x) return tonumber(x) and ("%d"):format(x) or "-" end
 
+print()  -- a blank line first: make bench-stdio concatenates the outputs
 print(("## Server memory, %d requests kept in flight (%s; client %s; %g s; %s)")
   :format(INFLIGHT, os.date("!%Y-%m-%d %H:%M UTC"), bench.clients.jrpc.name, SECONDS, bench.machine()))
 print()

@@ -82,6 +82,7 @@ local function ratio(x, b)
   return ("%.2f"):format(x / b)
 end
 
+print()  -- a blank line first: make bench-stdio concatenates the outputs
 print(("## Round trips over stdio, client: %s (%s; median of %d rounds × %g s; %s; node %s)")
   :format(client.name, os.date("!%Y-%m-%d %H:%M UTC"), ROUNDS, SECONDS, bench.machine(),
     bench.first_line("node --version")))
