@@ -6,11 +6,7 @@
 --   luajit examples/spec_server.lua ...
 --
 -- --transport uv (the default when luv is installed) serves through
--- jrpc.uv's non-blocking stdio; blocking uses jrpc.stdio. --max-write-queue
--- (uv only) is the connection's bound on replies not yet written (default
--- 16 MiB): over it, the server stops reading. bench/memory.lua measures
--- what a small bound saves when a slow client keeps 10,000 requests in
--- flight (the replies wait in the kernel instead of the heap).
+-- jrpc.uv's non-blocking stdio; blocking uses jrpc.stdio.
 --
 -- Writes only protocol messages to stdout, logs to stderr, exits 0 at the
 -- end of input. Loaded with the single argument "--module" it serves
@@ -73,6 +69,10 @@ local function parse_args(argv)
     if choices[flag] and choices[flag][value] then
       opts[flag:sub(3)] = value
       i = i + 2
+    -- (uv only) the connection's bound on replies not yet written (default
+    -- 16 MiB): over it, the server stops reading. bench/memory.lua measures
+    -- what a small bound saves when a slow client keeps 10,000 requests in
+    -- flight (the replies then wait in the kernel instead of the heap).
     elseif flag == "--max-write-queue" and tonumber(value) and tonumber(value) > 0 then
       opts.max_write_queue = tonumber(value)
       i = i + 2
