@@ -14,9 +14,11 @@
 #   make test-nvim  real `nvim --headless` loading jrpc from runtimepath: an LSP
 #                   session with clangd, and the examples/nvim plugins (hover, MCP)
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
-#   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/pipe.lua and
-#                   bench/node_pipe.lua (the servers driven by a Node client, then by
-#                   loadgen, at 16/64/256 in flight)
+#   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/instructions.sh,
+#                   bench/pipe.lua and bench-stdio
+#   make bench-stdio  bench/node_pipe.lua with each client (loadgen, Node, jrpc on luv)
+#                   at 16/64/256 in flight, bench/latency.lua, bench/memory.lua and
+#                   bench/plot.lua; tables in build/bench/out/stdio.md, plot pipe.png
 #   make soak       SOAK_REQUESTS (1000000) through a pipe; fails if the server's RSS grows
 #   make example    the JSON-RPC 2.0 spec examples through examples/spec_server.lua
 #   make test-asan  every spec file under Lua 5.4 against build/asan (ASan + UBSan + LSan)
@@ -81,7 +83,7 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
   clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev openssl \
-  love xvfb xauth lua-socket neovim clangd nginx
+  love xvfb xauth lua-socket neovim clangd nginx gnuplot-nox
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench fuzz)
@@ -482,8 +484,29 @@ bench: all bench-tools node-deps
 	bash bench/instructions.sh lua5.4
 	bash bench/instructions.sh luajit
 	lua5.4 bench/pipe.lua
-	lua5.4 bench/node_pipe.lua
-	NODE_CLIENT=loadgen lua5.4 bench/node_pipe.lua
+	$(MAKE) --no-print-directory bench-stdio
+
+# bench-stdio: the stdio servers under each of three clients (Node, loadgen,
+# jrpc on luv) at 16/64/256 in flight and the three side by side
+# (bench/summary.lua), latency with one in flight (Node), memory with
+# 10,000 in flight, and the plot; the Markdown goes to the
+# terminal and to $(BENCH_OUT)/stdio.md (the README's tables), the plot to
+# $(BENCH_OUT)/pipe.png. A failed run fails the target after the rest ran.
+BENCH_OUT ?= build/bench/out
+export BENCH_OUT
+
+.PHONY: bench-stdio
+bench-stdio: all bench-tools node-deps
+	@mkdir -p $(BENCH_OUT); rc=0; : > $(BENCH_OUT)/stdio.md; \
+	for c in loadgen node jrpc; do \
+	  NODE_CLIENT=$$c lua5.4 bench/node_pipe.lua | tee -a $(BENCH_OUT)/stdio.md; \
+	  [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
+	done; \
+	lua5.4 bench/summary.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
+	lua5.4 bench/latency.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
+	lua5.4 bench/memory.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
+	lua5.4 bench/plot.lua || rc=1; \
+	echo "bench-stdio: tables in $(BENCH_OUT)/stdio.md"; exit $$rc
 
 example: deps all
 	lua5.4 examples/spec_server.lua < examples/spec_examples.ndjson

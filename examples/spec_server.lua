@@ -2,7 +2,7 @@
 --- The JSON-RPC 2.0 specification's examples (section 7), served on stdio.
 --
 --   lua5.4 examples/spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp]
---                                   [--transport uv|blocking]
+--                                   [--transport uv|blocking] [--max-write-queue BYTES]
 --   luajit examples/spec_server.lua ...
 --
 -- --transport uv (the default when luv is installed) serves through
@@ -69,9 +69,16 @@ local function parse_args(argv)
     if choices[flag] and choices[flag][value] then
       opts[flag:sub(3)] = value
       i = i + 2
+    -- (uv only) the connection's bound on replies not yet written (default
+    -- 16 MiB): over it, the server stops reading. bench/memory.lua measures
+    -- what a small bound saves when a slow client keeps 10,000 requests in
+    -- flight (the replies then wait in the kernel instead of the heap).
+    elseif flag == "--max-write-queue" and tonumber(value) and tonumber(value) > 0 then
+      opts.max_write_queue = tonumber(value)
+      i = i + 2
     else
       io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]"
-        .. " [--transport uv|blocking]\n")
+        .. " [--transport uv|blocking] [--max-write-queue BYTES]\n")
       os.exit(2)
     end
   end
