@@ -342,13 +342,14 @@ check-rockspec:
 # bench-tools: the load generator of bench/pipe.lua and the null server
 # that measures its ceiling; plain C99 programs in build/bench/.
 # =====================================================================
-BENCH_TOOLS := build/bench/loadgen build/bench/null_server
+BENCH_TOOLS := build/bench/loadgen build/bench/null_server build/bench/httpload
 
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
 
 build/bench/loadgen: bench/loadgen.c
 build/bench/null_server: bench/servers/null_server.c
+build/bench/httpload: bench/httpload.c
 
 $(BENCH_TOOLS):
 	@mkdir -p $(@D)
