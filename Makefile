@@ -16,7 +16,9 @@
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
 #   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/pipe.lua and
 #                   bench/node_pipe.lua (the servers driven by a Node client, then by
-#                   loadgen, at 16/64/256 in flight)
+#                   loadgen, at 16/64/256 in flight), bench/deploy_load.sh (MCP
+#                   tools/call over HTTP: 1/2/4 workers behind nginx, one
+#                   direct, the TypeScript SDK v2 server; 100,000-request fault run)
 #   make soak       SOAK_REQUESTS (1000000) through a pipe; fails if the server's RSS grows
 #   make example    the JSON-RPC 2.0 spec examples through examples/spec_server.lua
 #   make test-asan  every spec file under Lua 5.4 against build/asan (ASan + UBSan + LSan)
@@ -184,10 +186,16 @@ $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-loc
 # the 2025-11-25 ones (legacy sessions each routed to the worker named in
 # its id), then a graceful stop (spec/deploy/run.sh). Debian's nginx package starts
 # no service here (policy-rc.d); the test runs its own, unprivileged.
+# Then the fault test (spec/deploy/fault.sh, about 3 s each): one of 4
+# workers SIGKILLed under load (build/bench/httpload), every request with
+# exactly one outcome, none answered twice, the rest on the survivors,
+# whose memory stays flat over 20,000 requests.
 .PHONY: test-deploy
-test-deploy: all conformance-deps
+test-deploy: all conformance-deps build/bench/httpload
 	timeout 90 bash spec/deploy/run.sh lua5.4
 	timeout 90 bash spec/deploy/run.sh luajit
+	timeout 60 bash spec/deploy/fault.sh lua5.4
+	timeout 60 bash spec/deploy/fault.sh luajit
 
 # test-conformance: the suite's 2026-07-28 requirements (37 scored
 # scenarios) and 2025-11-25 ones (30 scored; the legacy HTTP session)
@@ -340,7 +348,9 @@ check-rockspec:
 
 # {====================================================================
 # bench-tools: the load generator of bench/pipe.lua and the null server
-# that measures its ceiling; plain C99 programs in build/bench/.
+# that measures its ceiling, and httpload (MCP tools/call over keep-alive
+# HTTP: bench/deploy_load.sh, spec/deploy/fault.sh); plain C99 programs in
+# build/bench/.
 # =====================================================================
 BENCH_TOOLS := build/bench/loadgen build/bench/null_server build/bench/httpload
 
@@ -485,6 +495,7 @@ bench: all bench-tools node-deps
 	lua5.4 bench/pipe.lua
 	lua5.4 bench/node_pipe.lua
 	NODE_CLIENT=loadgen lua5.4 bench/node_pipe.lua
+	bash bench/deploy_load.sh
 
 example: deps all
 	lua5.4 examples/spec_server.lua < examples/spec_examples.ndjson

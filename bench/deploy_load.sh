@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 lua=lua5.4   # for lib.sh's free_ports
 . spec/deploy/lib.sh
-ROUNDS=${ROUNDS:-3} SECONDS_EACH=${SECONDS_EACH:-2} CONNECTIONS=${CONNECTIONS:-32}
+ROUNDS=${ROUNDS:-5} SECONDS_EACH=${SECONDS_EACH:-2} CONNECTIONS=${CONNECTIONS:-32}
 httpload=build/bench/httpload
 [ -x "$httpload" ] || { echo "deploy_load: $httpload missing (make bench-tools)" >&2; exit 2; }
 dir=$(mktemp -d /tmp/jrpc-load-XXXX)

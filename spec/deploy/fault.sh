@@ -30,7 +30,7 @@ httpload=build/bench/httpload
 [ -x "$httpload" ] || { echo "fault: $httpload missing (make bench-tools)" >&2; exit 2; }
 command -v nginx > /dev/null || { echo "fault: nginx missing (make deps)" >&2; exit 2; }
 dir=$(mktemp -d /tmp/jrpc-fault-XXXX)
-launcher= nginx_started=
+launcher='' nginx_started=''
 cleanup () {
   [ -n "$nginx_started" ] && nginx -p "$dir" -c "$dir/nginx.conf" -s stop 2>/dev/null || true
   [ -n "$launcher" ] && kill "$launcher" 2>/dev/null || true

@@ -1,6 +1,7 @@
+# shellcheck shell=bash
 # spec/deploy/lib.sh: what the deployment scripts share (sourced by
 # spec/deploy/run.sh, spec/deploy/fault.sh and bench/deploy_load.sh, from
-# the repository root, with $lua set to the interpreter).
+# the repository root, with $lua set to the interpreter free_ports runs on).
 
 # A port p such that p..p+COUNT-1 are free now (bound and released by luv).
 free_ports () {
