@@ -14,15 +14,17 @@
 # a 0.5 s warm-up, in ROUNDS rounds that visit every server in turn (so a
 # noisy neighbour slows them alike); the table gives the median of the
 # rounds: requests/s, p50 and p99 latency, and the CPU the server's
-# processes (workers and nginx) and the client used, in % of one core
-# (the machine has `nproc` of them: where the sum reaches that, more
-# workers cannot help). Every request of every round must be answered
+# processes (workers and nginx) and the client used, and the whole machine
+# was busy (every process, ours or not), in % of one core: the machine has
+# `nproc` of them, and where its busy share reaches that, more workers
+# cannot help; what the machine used beyond server and client went to
+# other processes. Every request of every round must be answered
 # right (httpload's exact outcomes), else the run fails.
 # Then the 100,000-request fault and memory run: spec/deploy/fault.sh with
 # WARMUP=20000 REQUESTS=100000 under each interpreter.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-lua=lua5.4   # for lib.sh's free_ports
+export lua=lua5.4   # lib.sh's free_ports runs on it
 . spec/deploy/lib.sh
 ROUNDS=${ROUNDS:-5} SECONDS_EACH=${SECONDS_EACH:-2} CONNECTIONS=${CONNECTIONS:-32}
 httpload=build/bench/httpload
@@ -81,26 +83,31 @@ cpu_seconds () {
   for p in "$@"; do ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
   awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
 }
+# CPU seconds the whole machine has been busy (all cores, all processes).
+machine_busy () {
+  awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { printf "%.3f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
+}
 field () { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 median () { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# One round of server I: "rps p50 p99 server_cpu% client_cpu%".
+# One round of server I: "rps p50 p99 server_cpu% client_cpu% machine_cpu%".
 measure () {
-  local i=$1 out t0 t1 c0 c1 client
+  local i=$1 out t0 t1 c0 c1 m0 m1 client
   # shellcheck disable=SC2086  # procs[i] is a list of pids
-  c0=$(cpu_seconds ${procs[$i]}) t0=$(date +%s.%N)
+  c0=$(cpu_seconds ${procs[$i]}) m0=$(machine_busy) t0=$(date +%s.%N)
   client=$( { TIMEFORMAT='%U %S'; time "$httpload" --port "${ports[$i]}" --connections "$CONNECTIONS" \
     --seconds "$SECONDS_EACH" > "$dir/out"; } 2>&1 )
-  t1=$(date +%s.%N)
+  t1=$(date +%s.%N) m1=$(machine_busy)
   # shellcheck disable=SC2086
   c1=$(cpu_seconds ${procs[$i]})
   out=$(cat "$dir/out")
   [ "$(field ok "$out")" = "$(field requests "$out")" ] \
     || { echo "deploy_load: ${names[$i]}: not every request answered right: $out" >&2; exit 1; }
   awk -v r="$(field rps "$out")" -v p50="$(field p50_ms "$out")" -v p99="$(field p99_ms "$out")" \
-    -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v client="$client" 'BEGIN {
+    -v c0="$c0" -v c1="$c1" -v m0="$m0" -v m1="$m1" -v t0="$t0" -v t1="$t1" -v client="$client" 'BEGIN {
       split(client, u, " "); w = t1 - t0
-      printf "%s %s %s %.0f %.0f\n", r, p50, p99, 100 * (c1 - c0) / w, 100 * (u[1] + u[2]) / w }'
+      printf "%s %s %s %.0f %.0f %.0f\n", r, p50, p99, 100 * (c1 - c0) / w, 100 * (u[1] + u[2]) / w,
+        100 * (m1 - m0) / w }'
 }
 
 for interp in lua5.4 luajit; do
@@ -115,17 +122,22 @@ echo "deploy_load: $(date -u +%Y-%m-%d), $(nproc) cores, $(lua5.4 -v 2>&1 | cut 
   "$(nginx -v 2>&1 | sed 's/.*: //'), node $(node --version), @modelcontextprotocol/server $sdk_version +" \
   "@modelcontextprotocol/node $node_adapter; client: build/bench/httpload, $CONNECTIONS connections," \
   "${SECONDS_EACH} s a round, median of $ROUNDS rounds"
+# Unmeasured first: V8 compiles the SDK's hot code as it runs, LuaJIT
+# traces the workers' (a 0.5 s warm-up a round is too short for either).
+for i in "${!names[@]}"; do
+  "$httpload" --port "${ports[$i]}" --connections "$CONNECTIONS" --seconds 2 --warmup 0 > /dev/null
+done
 declare -A results
 for round in $(seq "$ROUNDS"); do
   for i in "${!names[@]}"; do results[$i,$round]=$(measure "$i"); done
 done
 
-echo "| server | requests/s | p50 ms | p99 ms | server CPU % | client CPU % |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| server | requests/s | p50 ms | p99 ms | server CPU % | client CPU % | machine CPU % |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 declare -A med
 for i in "${!names[@]}"; do
   row="| ${names[$i]} |"
-  for col in 1 2 3 4 5; do
+  for col in 1 2 3 4 5 6; do
     vals=()
     for round in $(seq "$ROUNDS"); do vals+=("$(echo "${results[$i,$round]}" | cut -d' ' -f$col)"); done
     med[$i,$col]=$(median "${vals[@]}")
