@@ -2,7 +2,7 @@
 # bench/deploy_load.sh: the deployment of examples/deploy under load, next
 # to the official TypeScript SDK v2 server, all in one run on 127.0.0.1.
 #
-# Servers, all serving the tool `add` (bench/servers/mcp_add_server.lua,
+# The servers, all serving the tool `add` (bench/servers/mcp_add_server.lua,
 # node/mcp_add_server2.js), started together and idle while another runs:
 #   jrpc direct       one worker, no nginx                 (lua5.4, luajit)
 #   nginx + N         N workers (examples/deploy/workers.lua) behind nginx
@@ -10,16 +10,18 @@
 #   SDK v2            @modelcontextprotocol/server + @modelcontextprotocol/node,
 #                     one Node process
 # Each is driven by build/bench/httpload (tools/call over CONNECTIONS
-# keep-alive connections, one request in flight on each) for SECONDS after
-# a 0.5 s warm-up, in ROUNDS rounds that visit every server in turn (so a
-# noisy neighbour slows them alike); the table gives the median of the
-# rounds: requests/s, p50 and p99 latency, and the CPU the server's
-# processes (workers and nginx) and the client used, and the whole machine
-# was busy (every process, ours or not), in % of one core: the machine has
-# `nproc` of them, and where its busy share reaches that, more workers
-# cannot help; what the machine used beyond server and client went to
-# other processes. Every request of every round must be answered
-# right (httpload's exact outcomes), else the run fails.
+# keep-alive connections, one request in flight on each) for SECONDS_EACH
+# after a 0.5 s warm-up, in ROUNDS rounds that visit every server in turn
+# (so a noisy neighbour slows them alike). The table gives the median of
+# the rounds of: requests/s; p50 and p99 latency; the CPU the server's
+# processes (workers and nginx) used, the client's, and the whole
+# machine's busy time (every process, ours or not), in % of one core (the
+# machine has `nproc` of them: where its busy share reaches that, more
+# workers cannot help, and what it used beyond server and client went to
+# other processes); and requests/s over the server's CPU, what a core of
+# server buys whoever else shares the machine. Every request of every
+# round must be answered right (httpload's exact outcomes), else the run
+# fails.
 # Then the 100,000-request fault and memory run: spec/deploy/fault.sh with
 # WARMUP=20000 REQUESTS=100000 under each interpreter.
 set -euo pipefail
@@ -90,7 +92,8 @@ machine_busy () {
 field () { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 median () { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# One round of server I: "rps p50 p99 server_cpu% client_cpu% machine_cpu%".
+# One round of server I: "rps p50 p99 server_cpu% client_cpu% machine_cpu%
+# requests_per_server_cpu_second".
 measure () {
   local i=$1 out t0 t1 c0 c1 m0 m1 client
   # shellcheck disable=SC2086  # procs[i] is a list of pids
@@ -106,8 +109,8 @@ measure () {
   awk -v r="$(field rps "$out")" -v p50="$(field p50_ms "$out")" -v p99="$(field p99_ms "$out")" \
     -v c0="$c0" -v c1="$c1" -v m0="$m0" -v m1="$m1" -v t0="$t0" -v t1="$t1" -v client="$client" 'BEGIN {
       split(client, u, " "); w = t1 - t0
-      printf "%s %s %s %.0f %.0f %.0f\n", r, p50, p99, 100 * (c1 - c0) / w, 100 * (u[1] + u[2]) / w,
-        100 * (m1 - m0) / w }'
+      printf "%s %s %s %.0f %.0f %.0f %.0f\n", r, p50, p99, 100 * (c1 - c0) / w, 100 * (u[1] + u[2]) / w,
+        100 * (m1 - m0) / w, r * w / (c1 - c0) }'
 }
 
 for interp in lua5.4 luajit; do
@@ -132,12 +135,12 @@ for round in $(seq "$ROUNDS"); do
   for i in "${!names[@]}"; do results[$i,$round]=$(measure "$i"); done
 done
 
-echo "| server | requests/s | p50 ms | p99 ms | server CPU % | client CPU % | machine CPU % |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| server | requests/s | p50 ms | p99 ms | server CPU % | client CPU % | machine CPU % | requests per server CPU-second |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 declare -A med
 for i in "${!names[@]}"; do
   row="| ${names[$i]} |"
-  for col in 1 2 3 4 5 6; do
+  for col in 1 2 3 4 5 6 7; do
     vals=()
     for round in $(seq "$ROUNDS"); do vals+=("$(echo "${results[$i,$round]}" | cut -d' ' -f$col)"); done
     med[$i,$col]=$(median "${vals[@]}")
