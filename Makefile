@@ -80,10 +80,11 @@ MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
 ABI_FLAGS = $(CPPFLAGS) $(CFLAGS) $(JR_CFLAGS) $(ABI_CFLAGS_$*)
 LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 
+# (procps: pgrep, with which spec/deploy/lib.sh finds the launcher's workers)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
   clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev openssl \
-  love xvfb xauth lua-socket neovim clangd nginx
+  love xvfb xauth lua-socket neovim clangd nginx procps
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench fuzz)
