@@ -32,8 +32,8 @@ command -v nginx > /dev/null || { echo "fault: nginx missing (make deps)" >&2; e
 dir=$(mktemp -d /tmp/jrpc-fault-XXXX)
 launcher='' nginx_started=''
 cleanup () {
-  [ -n "$nginx_started" ] && nginx -p "$dir" -c "$dir/nginx.conf" -s stop 2>/dev/null || true
-  [ -n "$launcher" ] && kill "$launcher" 2>/dev/null || true
+  if [ -n "$nginx_started" ]; then nginx -p "$dir" -c "$dir/nginx.conf" -s stop 2>/dev/null || true; fi
+  if [ -n "$launcher" ]; then kill "$launcher" 2>/dev/null || true; fi
   rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -4,9 +4,13 @@
 # the repository root, with $lua set to the interpreter free_ports runs on).
 
 # A port p such that p..p+COUNT-1 are free now (bound and released by luv).
+# Seeded by the shell: LuaJIT's math.random starts the same way every run,
+# so two runs at once (both interpreters' tests, two checkouts) would keep
+# picking the same ports, and one of them lose the race to bind.
 free_ports () {
-  COUNT=$1 "$lua" -e '
+  COUNT=$1 SEED=$((RANDOM * 32768 + RANDOM)) "${lua:?the caller sets lua}" -e '
     local uv, n = require "luv", tonumber(os.getenv("COUNT"))
+    math.randomseed(tonumber(os.getenv("SEED")))
     for _ = 1, 200 do
       local base, ok = math.random(20000, 60000), true
       local held = {}
