@@ -43,22 +43,24 @@ trap cleanup EXIT
 names=() ports=() procs=()   # per server: its label, its port, the pids doing its work
 add_server () { names+=("$1"); ports+=("$2"); procs+=("$3"); }
 
+# The port a server that bound port 0 says it listens on.
+said_port () { sed -n 's|^listening on http://127.0.0.1:\([0-9]*\)/mcp$|\1|p' "$1"; }
+
+# The lone servers bind port 0 (no race with other processes for a port).
 start_direct () {
-  local interp=$1 port
-  port=$(free_ports 1)
-  "$interp" bench/servers/mcp_add_server.lua --http "127.0.0.1:$port" 2> "$dir/direct-$interp.log" &
+  local interp=$1 log=$dir/direct-$1.log
+  "$interp" bench/servers/mcp_add_server.lua --http 127.0.0.1:0 2> "$log" &
   started+=($!)
-  wait_listening "$dir/direct-$interp.log" 1 $!
-  add_server "jrpc direct, 1 worker ($interp)" "$port" "$!"
+  wait_listening "$log" 1 $!
+  add_server "jrpc direct, 1 worker ($interp)" "$(said_port "$log")" "$!"
 }
 
 start_sdk () {
-  local port
-  port=$(free_ports 1)
-  node node/mcp_add_server2.js "$port" 2> "$dir/sdk.log" &
+  local log=$dir/sdk.log
+  node node/mcp_add_server2.js 0 2> "$log" &
   started+=($!)
-  wait_listening "$dir/sdk.log" 1 $!
-  add_server "SDK v2 server, 1 process (node)" "$port" "$!"
+  wait_listening "$log" 1 $!
+  add_server "SDK v2 server, 1 process (node)" "$(said_port "$log")" "$!"
 }
 
 start_pool () {
