@@ -3,20 +3,23 @@
 # spec/deploy/run.sh, spec/deploy/fault.sh and bench/deploy_load.sh, from
 # the repository root, with $lua set to the interpreter free_ports runs on).
 
-# A port p such that p..p+COUNT-1 are free now (bound and released by luv).
-# Seeded by the shell: LuaJIT's math.random starts the same way every run,
-# so two runs at once (both interpreters' tests, two checkouts) would keep
-# picking the same ports, and one of them lose the race to bind.
+# A port p such that p..p+COUNT-1 are free now: each bound and listened on
+# by luv, then released. From 20000-32767, under Linux's ephemeral range
+# (32768-60999), where any outgoing connection may hold a port: libuv's
+# bind sets SO_REUSEADDR, so bind alone passes on such a port, and the
+# server's listen then fails with EADDRINUSE. Seeded by the shell: LuaJIT's
+# math.random starts the same way every run, so two runs at once (both
+# interpreters' tests, two checkouts) would keep picking the same ports.
 free_ports () {
   COUNT=$1 SEED=$((RANDOM * 32768 + RANDOM)) "${lua:?the caller sets lua}" -e '
     local uv, n = require "luv", tonumber(os.getenv("COUNT"))
     math.randomseed(tonumber(os.getenv("SEED")))
     for _ = 1, 200 do
-      local base, ok = math.random(20000, 60000), true
+      local base, ok = math.random(20000, 32767 - n), true
       local held = {}
       for i = 0, n - 1 do
         local t = uv.new_tcp(); held[#held + 1] = t
-        if not t:bind("127.0.0.1", base + i) then ok = false; break end
+        if not (t:bind("127.0.0.1", base + i) and t:listen(1, function() end)) then ok = false; break end
       end
       for _, t in ipairs(held) do t:close() end
       uv.run("nowait")
