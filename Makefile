@@ -15,7 +15,9 @@
 #                   session with clangd, and the examples/nvim plugins (hover, MCP)
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
 #   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/instructions.sh,
-#                   bench/pipe.lua and bench-stdio
+#                   bench/pipe.lua, bench-stdio, and bench/deploy_load.sh (MCP
+#                   tools/call over HTTP: 1/2/4 workers behind nginx, one direct,
+#                   the TypeScript SDK v2 server; a 100,000-request fault run)
 #   make bench-stdio  bench/node_pipe.lua with each client (loadgen, Node, jrpc on luv)
 #                   at 16/64/256 in flight, bench/latency.lua, bench/memory.lua and
 #                   bench/plot.lua; tables in build/bench/out/stdio.md, plot pipe.png
@@ -80,10 +82,11 @@ MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
 ABI_FLAGS = $(CPPFLAGS) $(CFLAGS) $(JR_CFLAGS) $(ABI_CFLAGS_$*)
 LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 
+# (procps: pgrep, with which spec/deploy/lib.sh finds the launcher's workers)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
   clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev openssl \
-  love xvfb xauth lua-socket neovim clangd nginx gnuplot-nox
+  love xvfb xauth lua-socket neovim clangd nginx gnuplot-nox procps
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 LINT_DIRS = $(wildcard lua spec examples bench fuzz)
@@ -186,10 +189,16 @@ $(CONFORMANCE_STAMP): node/conformance/package.json node/conformance/package-loc
 # the 2025-11-25 ones (legacy sessions each routed to the worker named in
 # its id), then a graceful stop (spec/deploy/run.sh). Debian's nginx package starts
 # no service here (policy-rc.d); the test runs its own, unprivileged.
+# Then the fault test (spec/deploy/fault.sh, about 3 s each): one of 4
+# workers SIGKILLed under load (build/bench/httpload), every request with
+# exactly one outcome, none answered twice, the rest on the survivors,
+# whose memory stays flat over 20,000 requests.
 .PHONY: test-deploy
-test-deploy: all conformance-deps
+test-deploy: all conformance-deps build/bench/httpload
 	timeout 90 bash spec/deploy/run.sh lua5.4
 	timeout 90 bash spec/deploy/run.sh luajit
+	timeout 60 bash spec/deploy/fault.sh lua5.4
+	timeout 60 bash spec/deploy/fault.sh luajit
 
 # test-conformance: the suite's 2026-07-28 requirements (37 scored
 # scenarios) and 2025-11-25 ones (30 scored; the legacy HTTP session)
@@ -342,15 +351,18 @@ check-rockspec:
 
 # {====================================================================
 # bench-tools: the load generator of bench/pipe.lua and the null server
-# that measures its ceiling; plain C99 programs in build/bench/.
+# that measures its ceiling, and httpload (MCP tools/call over keep-alive
+# HTTP: bench/deploy_load.sh, spec/deploy/fault.sh); plain C99 programs in
+# build/bench/.
 # =====================================================================
-BENCH_TOOLS := build/bench/loadgen build/bench/null_server
+BENCH_TOOLS := build/bench/loadgen build/bench/null_server build/bench/httpload
 
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
 
 build/bench/loadgen: bench/loadgen.c
 build/bench/null_server: bench/servers/null_server.c
+build/bench/httpload: bench/httpload.c
 
 $(BENCH_TOOLS):
 	@mkdir -p $(@D)
@@ -485,6 +497,7 @@ bench: all bench-tools node-deps
 	bash bench/instructions.sh luajit
 	lua5.4 bench/pipe.lua
 	$(MAKE) --no-print-directory bench-stdio
+	bash bench/deploy_load.sh
 
 # bench-stdio: the stdio servers under each of three clients (Node, loadgen,
 # jrpc on luv) at 16/64/256 in flight and the three side by side

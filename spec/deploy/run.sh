@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 lua=${1:-lua5.4}
+. spec/deploy/lib.sh
 command -v nginx > /dev/null || { echo "deploy: nginx missing (make deps)" >&2; exit 2; }
 dir=$(mktemp -d /tmp/jrpc-deploy-XXXX)
 launcher= nginx_started=
@@ -23,24 +24,6 @@ cleanup () {
 }
 trap cleanup EXIT
 
-# A port p such that p..p+COUNT-1 are free now (bound and released by luv).
-free_ports () {
-  COUNT=$1 "$lua" -e '
-    local uv, n = require "luv", tonumber(os.getenv("COUNT"))
-    for _ = 1, 200 do
-      local base, ok = math.random(20000, 60000), true
-      local held = {}
-      for i = 0, n - 1 do
-        local t = uv.new_tcp(); held[#held + 1] = t
-        if not t:bind("127.0.0.1", base + i) then ok = false; break end
-      end
-      for _, t in ipairs(held) do t:close() end
-      uv.run("nowait")
-      if ok then print(base); return end
-    end
-    os.exit(1)'
-}
-
 base=$(free_ports 5)
 listen=$((base + 4))
 head -c 32 /dev/urandom > "$dir/state.key"
@@ -49,17 +32,8 @@ JRPC_MCP_LOG_CALLS=1 "$lua" examples/deploy/workers.lua --workers 4 --base-port 
   --state-key-file "$dir/state.key" --allowed-host "127.0.0.1:$listen" \
   -- examples/mcp/everything_server.lua 2> "$dir/workers.log" &
 launcher=$!
-for _ in $(seq 100); do
-  [ "$(grep -c '^listening on' "$dir/workers.log" || true)" = 4 ] && break
-  kill -0 "$launcher" 2>/dev/null || { cat "$dir/workers.log" >&2; echo "deploy: the workers exited" >&2; exit 1; }
-  sleep 0.1
-done
-[ "$(grep -c '^listening on' "$dir/workers.log" || true)" = 4 ] \
-  || { cat "$dir/workers.log" >&2; echo "deploy: not all 4 workers listen" >&2; exit 1; }
-
-sed -e "s|@PREFIX@|$dir|g" -e "s|@LISTEN@|$listen|g" -e "s|@W0@|$base|g" \
-  -e "s|@W1@|$((base + 1))|g" -e "s|@W2@|$((base + 2))|g" -e "s|@W3@|$((base + 3))|g" \
-  examples/deploy/nginx.conf > "$dir/nginx.conf"
+wait_listening "$dir/workers.log" 4 "$launcher"
+nginx_conf "$dir" "$listen" "$base" 4 > "$dir/nginx.conf"
 nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon on;'   # forks, so its pid file says it is up
 nginx_started=1
 echo "deploy: 4 workers on 127.0.0.1:$base-$((base + 3)), nginx on 127.0.0.1:$listen"
