@@ -299,6 +299,24 @@ describe("jrpc.mcp subscriptions/listen over Streamable HTTP", function()
     end)
   end)
 
+  it("ends its listen streams with their result when the HTTP server shuts down, then drains", function()
+    S.run(function()
+      local srv, http = http_server()
+      local wait = curl_listen(http.port, 4, { toolsListChanged = true }, 5)
+      assert.is_true(S.wait_until(function() return srv:listeners_count() == 1 end))
+      local t0, drained = S.now(), false
+      http:shutdown{ grace = 5, on_done = function() drained = true end }
+      local code, out = wait()
+      assert.are.equal(0, code)  -- ended by the server, not cut at the grace nor by curl's timeout
+      local messages = sse(out)
+      assert.same({ jsonrpc = "2.0", id = 4, result = { resultType = "complete", _meta = { [SUB] = 4,
+        [SERVER_INFO_KEY] = INFO } } }, messages[#messages])
+      assert.is_true(S.wait_until(function() return drained end, 2))
+      assert.is_true(S.since(t0) < 2, "drained only after " .. S.since(t0) .. " s")
+      assert.are.equal(0, (srv:listeners_count()))
+    end)
+  end)
+
   it("sends a legacy session's list_changed and resources/updated on its GET stream", function()
     S.run(function()
       local srv, http = http_server()

@@ -223,6 +223,13 @@ function M.serve(srv, loop, opts)
   for k, v in pairs(opts) do listen[k] = v end
   listen.host = opts.host or "127.0.0.1"
   listen.port = opts.port or 0
+  -- a worker told to stop ends its listen streams with their result at
+  -- once: the client listens again, on another worker behind a balancer
+  local on_shutdown = opts.on_shutdown
+  listen.on_shutdown = function()
+    srv:end_subscriptions()
+    if on_shutdown then on_shutdown() end
+  end
   listen.handler = function(req, res)
     local host, origin = req.headers.host, req.headers.origin
     if origin ~= nil and not origin_allowed(policy, origin) then

@@ -257,7 +257,9 @@ end
 --- `handler(req, res)` runs for each request in a coroutine: `req` as
 --- `core.http_server` gives it, `res` a jrpc.uv.HttpResponse.
 ---@param loop table  the jrpc.uv loop
----@param opts table  host, port, handler, on_error, and the limits in M.DEFAULTS
+---@param opts table  host, port, handler, on_error, on_shutdown (called once when
+---  `shutdown` begins: end long-lived streams there, so they finish cleanly
+---  rather than being cut after the grace), and the limits in M.DEFAULTS
 ---@return jrpc.uv.HttpServer|nil server
 ---@return string|nil err
 function M.listen(loop, opts)
@@ -266,7 +268,7 @@ function M.listen(loop, opts)
   end
   local uv = loop.uv
   local server = setmetatable({ uv = uv, handler = opts.handler, on_error = opts.on_error,
-    limits = limits_of(opts), connections = {}, count = 0 }, Server)
+    on_shutdown = opts.on_shutdown, limits = limits_of(opts), connections = {}, count = 0 }, Server)
   server.pool = workers.new(log_of(server), foreign)
   local handle = uv.new_tcp()
   local ok, err = handle:bind(opts.host or "127.0.0.1", opts.port or 0)
@@ -304,8 +306,9 @@ end
 --- Stop gracefully: stop listening (new connections are refused by the
 --- kernel), close the connections waiting between requests, and let each
 --- request in flight be answered, its connection closing after it
---- (`Connection: close`). After `opts.grace` seconds (default 10) what is
---- still open (a long SSE stream) is closed. `opts.on_done()` runs once
+--- (`Connection: close`); the listen option `on_shutdown` is called. After
+--- `opts.grace` seconds (default 10) what is still open (a long SSE stream)
+--- is closed. `opts.on_done()` runs once
 --- every connection is gone. Idempotent; `close()` still closes at once.
 ---@param opts? {grace?: number, on_done?: fun()}
 function Server:shutdown(opts)
@@ -326,6 +329,9 @@ function Server:shutdown(opts)
     self.grace_timer = nil
     self:close()
   end, "http shutdown grace")
+  -- streams the owner ends now finish their responses, and their
+  -- connections close after them (a draining server keeps none)
+  if self.on_shutdown then co.call(self.on_shutdown, "http on_shutdown", log_of(self)) end
   self:_drained_check()
 end
 
