@@ -542,8 +542,8 @@ clean:
 # {====================================================================
 # fuzz: libFuzzer targets built with clang (-fsanitize=fuzzer,address,
 # undefined; any UBSan report is fatal) into build/fuzz/fuzz_<target>:
-# each compiles src/core.c in with fuzz/host.c and links Lua 5.4 and
-# cJSON. fuzz/run.sh runs them one after the other for FUZZ_SECONDS each,
+# each compiles src/core.c and src/core_tls.c in with fuzz/host.c and links Lua 5.4,
+# cJSON, http-parser and OpenSSL. fuzz/run.sh runs them one after the other for FUZZ_SECONDS each,
 # seeded from fuzz/corpus/<target>/ (copied to build/fuzz/corpus/), and
 # prints executions, exec/s and coverage (cov/ft); it fails when a target
 # crashes, leaks, times out or finds an invariant broken (the input is

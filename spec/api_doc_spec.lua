@@ -134,6 +134,8 @@ describe("the C modules' declarations (types/jrpc/core.lua)", function()
       end
     end
     check("core", core)
+    -- what core's table loads on first use (src/core.c): core.<name> as well
+    check("core", require "jrpc.core_tls")
     check("Codec", getmetatable(core.codec()).__index)
     check("Pending", getmetatable(core.pending()).__index)
     check("Http", getmetatable(core.http_server()).__index)
