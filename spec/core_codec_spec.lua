@@ -516,3 +516,16 @@ describe("codec: next(chunk) feeds, then reads", function()
     assert.has_error(function() c:next("x") end, "jrpc.Codec is closed")
   end)
 end)
+
+describe("codec replies: the rawid argument", function()
+  it("is one JSON scalar id text; anything else is misuse and raises", function()
+    local c = core.codec{}
+    for _, rawid in ipairs{ "0", "7", "123456789012345", "1234567890123456789", "-1", "1.5", '"x"', "null" } do
+      assert.are.equal('{"jsonrpc":"2.0","result":true,"id":' .. rawid .. '}\n', c:result(rawid, true))
+    end
+    for _, rawid in ipairs{ "", "01", "1a", "a1", "abc", "1 ", '"x', "[1]", "+1" } do
+      assert.has_error(function() c:result(rawid, true) end,
+        "bad argument #1 to 'result' (not the JSON text of an id)")
+    end
+  end)
+end)

@@ -24,23 +24,28 @@ static void buf_free (lua_State *L, Buf *b) {
 
 
 /*
-** Make room for 'extra' more bytes. Allocate first, then commit, so the
-** buffer stays consistent when the allocation fails and we raise.
+** Grow the buffer to hold 'extra' more bytes. Allocate first, then commit,
+** so the buffer stays consistent when the allocation fails and we raise.
+** (Out of line: the common case, room enough, is buf_reserve's one test.)
 */
-static char *buf_reserve (lua_State *L, Buf *b, size_t extra) {
-  if (jr_unlikely(b->cap - b->n < extra)) {
-    void *ud;
-    lua_Alloc f = lua_getallocf(L, &ud);
-    size_t need = b->n + extra;
-    size_t ncap = b->cap ? b->cap : 256;
-    char *np;
-    if (need < b->n) luaL_error(L, "buffer size overflow");
-    while (ncap < need) ncap = (ncap > ((size_t)-1) / 2) ? need : ncap * 2;
-    np = (char *)f(ud, b->p, b->cap, ncap);
-    if (np == NULL) buf_nomem(L);
-    b->p = np;
-    b->cap = ncap;
-  }
+static void buf_grow (lua_State *L, Buf *b, size_t extra) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  size_t need = b->n + extra;
+  size_t ncap = b->cap ? b->cap : 256;
+  char *np;
+  if (need < b->n) luaL_error(L, "buffer size overflow");
+  while (ncap < need) ncap = (ncap > ((size_t)-1) / 2) ? need : ncap * 2;
+  np = (char *)f(ud, b->p, b->cap, ncap);
+  if (np == NULL) buf_nomem(L);
+  b->p = np;
+  b->cap = ncap;
+}
+
+
+/* make room for 'extra' more bytes; returns where they go */
+static inline char *buf_reserve (lua_State *L, Buf *b, size_t extra) {
+  if (jr_unlikely(b->cap - b->n < extra)) buf_grow(L, b, extra);
   return b->p + b->n;
 }
 
@@ -53,7 +58,7 @@ static void buf_add (lua_State *L, Buf *b, const char *s, size_t len) {
 }
 
 static void buf_addc (lua_State *L, Buf *b, char c) {
-  if (jr_unlikely(b->n == b->cap)) buf_reserve(L, b, 1);
+  if (jr_unlikely(b->n == b->cap)) buf_grow(L, b, 1);
   b->p[b->n++] = c;
 }
 #endif

@@ -272,6 +272,11 @@ static int codec_next (lua_State *L) {
 static void check_rawid (lua_State *L, int arg, const char *s, size_t len) {
   Scan S;
   const char *end;
+  if (len > 0 && len <= 15 && (*s != '0' || len == 1)) {  /* most ids: 1, 2, ... */
+    size_t i = 0;
+    while (i < len && num_isdigit(s[i])) i++;
+    if (i == len) return;
+  }
   memset(&S, 0, sizeof(S));
   S.max_depth = 0;
   end = (len > 0 && (*s == '"' || *s == '-' || num_isdigit(*s) || *s == 'n'))

@@ -125,7 +125,8 @@ typedef struct Buf {
 
 static int buf_nomem (lua_State *L);
 static void buf_free (lua_State *L, Buf *b);
-static char *buf_reserve (lua_State *L, Buf *b, size_t extra);
+static void buf_grow (lua_State *L, Buf *b, size_t extra);
+static inline char *buf_reserve (lua_State *L, Buf *b, size_t extra);
 #if !defined(JR_CORE_TLS)   /* jrpc.core_tls appends nothing */
 static void buf_add (lua_State *L, Buf *b, const char *s, size_t len);
 static void buf_addc (lua_State *L, Buf *b, char c);

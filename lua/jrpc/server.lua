@@ -260,23 +260,7 @@ local made = setmetatable({}, { __mode = "k" })
 -- Marks `srv.running` while a bare request runs in place (no context yet).
 local BARE = setmetatable({}, { __tostring = function() return "jrpc.BARE" end })
 
--- The job of a bare request, run in place by the dispatching worker `me`:
--- call the handler, answer. No context unless the handler stopped (then
--- the dispatcher made one: see `made_for`) or failed.
 local serve_bare_waited
-local function serve_bare(fn, params, peer, me, method, id, rawid)
-  local ok, result = pcall(fn, params)
-  local ctx = made[me]
-  if ctx == nil then
-    if ok then
-      if result == nil then result = null end
-      local json = codec_result(peer._codec, rawid, result)
-      if json then return write(peer._out, json) end
-    end
-    return conclude(peer, new_ctx(peer, method, id, rawid), ok, result)
-  end
-  return serve_bare_waited(peer, me, rawid, ok, result)
-end
 
 -- A bare request's handler waited (so it has a context) and is done.
 function serve_bare_waited(peer, me, rawid, ok, result)
@@ -294,6 +278,15 @@ function serve_bare_waited(peer, me, rawid, ok, result)
   end
   conclude(peer, ctx, ok, result)
   if ctx._waiting then untrack(peer, ctx) end
+end
+
+-- The end of a bare request run in place by the dispatching worker `me`
+-- (see M.reader's drain) whose handler did not simply return a value that
+-- encodes: it failed, returned one that does not, or waited (then the
+-- dispatcher made its context: see `made_for`).
+local function bare_done(peer, me, method, id, rawid, ok, result)
+  if made[me] == nil then return conclude(peer, new_ctx(peer, method, id, rawid), ok, result) end
+  return serve_bare_waited(peer, me, rawid, ok, result)
 end
 
 -- The worker `co` stopped inside a bare request's handler: make its context
@@ -335,18 +328,12 @@ local function split_meta(params)
   return meta
 end
 
---- An incoming request (`inplace`: run it on the dispatching worker `me`;
---- or a batch member: `batch`, `index` say where its reply goes).
-function M.request(peer, method, params, id, rawid, inplace, batch, index, me)
+--- An incoming request with a context (`inplace`: run it on the dispatching
+--- worker; or a batch member: `batch`, `index` say where its reply goes).
+--- Requests for bare handlers run in place are served by the drain itself.
+function M.request(peer, method, params, id, rawid, inplace, batch, index)
   local srv = peer._srv
   srv.handled = srv.handled + 1
-  if inplace then
-    local fn = srv.bare[method]
-    if fn then  -- most requests: no context
-      srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, method, id, rawid
-      return serve_bare(fn, params, peer, me, method, id, rawid)
-    end
-  end
   local ctx
   if batch == nil then
     ctx = setmetatable({ id = id, method = method, peer = peer, _rawid = rawid }, Ctx)
@@ -498,32 +485,6 @@ local function act(peer, kind, a, b, c, d, e)
   end
 end
 
--- The dispatching worker's job: the message already decoded (or none:
--- read the codec first), then the rest. Requests, the common case, skip
--- `act`'s tests; they take the same path as every other request. The codec
--- is asked for `more` (a request's `e`): false when it holds no byte more,
--- so there is no next message to ask for (bytes a handler feeds meanwhile,
--- through a nested receive, are drained by that receive).
-local function drain(peer, me, kind, a, b, c, d, e)
-  local codec, srv = peer._codec, peer._srv
-  local request = M.request
-  if kind == nil then
-    kind, a, b, c, d, e = codec_next(codec, nil, true)
-    if kind == nil then return end
-  end
-  while true do
-    if kind == "request" then
-      request(peer, a, b, c, d, true, nil, nil, me)
-      if e == false then return end
-    else
-      act(peer, kind, a, b, c, d, e)
-    end
-    if srv.dispatcher ~= me or peer._closed then return end
-    kind, a, b, c, d, e = codec_next(codec, nil, true)
-    if kind == nil then return end
-  end
-end
-
 -- A worker stopped inside a handler: it waits (track it) or yielded
 -- elsewhere. The slow path, so it may afford a pcall: nothing that
 -- dispatch does outside a worker may raise past its restore.
@@ -584,7 +545,7 @@ local function dispatch_decoded(peer, kind, a, b, c, d, e)
     local co = take(pool)
     if co == nil then starved = true; break end
     srv.dispatcher, srv.running = co, nil
-    local outcome = start_job(pool, co, drain, peer, co, kind, a, b, c, d, e)
+    local outcome = start_job(pool, co, srv.drain, peer, co, kind, a, b, c, d, e)
     -- done: the worker drained the codec; else it stopped inside a handler
     -- (that waits, yielded elsewhere or failed) and another worker goes on
     if outcome == "done" then break end
@@ -617,6 +578,43 @@ function M.reader(peer)
   -- The job: the reply for the dispatcher to write when the handler did not
   -- wait: (json) or (nil, true, result) for `conclude`. A handler that
   -- waited answers by itself, as any request does.
+  -- The dispatching worker's job (see dispatch_decoded): the message
+  -- already decoded (or none: read the codec first), then the rest.
+  -- Requests for bare handlers, the common case, are served here, inline;
+  -- other messages take `M.request` and `act`. The codec is asked for
+  -- `more` (a request's `e`): false when it holds no byte more, so there
+  -- is no next message to ask for (bytes a handler feeds meanwhile,
+  -- through a nested receive, are drained by that receive).
+  srv.drain = function(_, me, kind, a, b, c, d, e)
+    if kind == nil then
+      kind, a, b, c, d, e = codec_next(codec, nil, true)
+      if kind == nil then return end
+    end
+    while true do
+      if kind == "request" then
+        local fn = bare[a]
+        if fn then
+          handled = handled + 1
+          srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, a, c, d
+          local ok, result = pcall(fn, b)
+          local json
+          if ok and made[me] == nil then
+            if result == nil then result = null end
+            json = codec_result(codec, d, result)
+          end
+          if json then write(out, json) else bare_done(peer, me, a, c, d, ok, result) end
+        else
+          M.request(peer, a, b, c, d, true)
+        end
+        if e == false then return end
+      else
+        act(peer, kind, a, b, c, d, e)
+      end
+      if srv.dispatcher ~= me or peer._closed then return end
+      kind, a, b, c, d, e = codec_next(codec, nil, true)
+      if kind == nil then return end
+    end
+  end
   local function serve_one(me, fn, params, rawid)
     local result = fn(params)
     if made[me] == nil then
