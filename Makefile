@@ -3,7 +3,8 @@
 # LuaRocks does not use this file: it builds from rockspec/jrpc-scm-1.rockspec.
 #
 #   make            build/5.4/jrpc/core.so and build/jit/jrpc/core.so (copied to
-#                   lua/jrpc/core.so for Neovim's runtimepath)
+#                   lua/jrpc/core.so for Neovim's runtimepath), and likewise
+#                   core_tls.so (jrpc.core_tls, the OpenSSL part) and lineread.so
 #   make deps       install the Debian packages the build and tests need (as root)
 #   make lint       luacheck
 #   make test       deps, build with -Werror, lint, busted on Lua 5.4 and LuaJIT,
@@ -57,7 +58,10 @@ CRYPTO_LIBS ?= $(shell $(PKG_CONFIG) --libs libcrypto)
 # OpenSSL 3's libssl (core.tls_client: TLS over memory BIOs, src/tls.c)
 SSL_LIBS ?= $(shell $(PKG_CONFIG) --libs libssl)
 HTTP_PARSER_LIBS ?= -lhttp_parser
-CORE_LIBS = $(CJSON_LIBS) $(HTTP_PARSER_LIBS) $(SSL_LIBS) $(CRYPTO_LIBS)
+CORE_LIBS = $(CJSON_LIBS) $(HTTP_PARSER_LIBS)
+# jrpc.core_tls (src/core_tls.c: tls.c, crypto.c) alone links OpenSSL;
+# jrpc.core loads it on first use, so the core itself maps no OpenSSL.
+TLS_LIBS = $(SSL_LIBS) $(CRYPTO_LIBS)
 
 ifeq ($(shell uname -s),Darwin)
 LIBFLAG ?= -bundle -undefined dynamic_lookup
@@ -77,6 +81,7 @@ ABI_CFLAGS_jit = $(LUAJIT_CFLAGS) $(CRYPTO_CFLAGS)
 CORE_SRC := src/core.c
 CORE_DEPS := $(wildcard src/*.c src/*.h)
 MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
+  build/5.4/jrpc/core_tls.so build/jit/jrpc/core_tls.so \
   build/5.4/jrpc/lineread.so build/jit/jrpc/lineread.so
 
 ABI_FLAGS = $(CPPFLAGS) $(CFLAGS) $(JR_CFLAGS) $(ABI_CFLAGS_$*)
@@ -99,7 +104,7 @@ LINT_FILES = bin/jrpc
 # `make` (a plugin manager's build step) copies the LuaJIT builds there, so
 # the checkout works as a plugin. Lua 5.4 never looks there (its default
 # cpath has ./?.so, not ./lua/?.so; the specs and examples put build/5.4 first).
-NVIM_MODULES := lua/jrpc/core.so lua/jrpc/lineread.so
+NVIM_MODULES := lua/jrpc/core.so lua/jrpc/core_tls.so lua/jrpc/lineread.so
 
 all: $(MODULES) $(NVIM_MODULES)
 
@@ -118,6 +123,12 @@ build/%/flags.txt: FORCE
 build/%/jrpc/core.so: $(CORE_DEPS) build/%/flags.txt
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $(CORE_SRC) $(LINK_FLAGS)
+
+# jrpc.core_tls: the same layers as the core, its own translation unit,
+# linked against libssl and libcrypto (src/core_tls.c).
+build/%/jrpc/core_tls.so: $(CORE_DEPS) build/%/flags.txt
+	@mkdir -p $(@D) && rm -f $@
+	$(CC) $(ABI_FLAGS) -o $@ src/core_tls.c $(LIBFLAG) $(LDFLAGS) $(TLS_LIBS)
 
 # jrpc.lineread: the blocking stdio transport's bounded line read (I/O,
 # so not in the core); no cJSON.
@@ -456,7 +467,8 @@ $(ASAN_LUA): build/asan/flags.txt
 	  "exec $$ldso --argv0 \"\$$0\" --preload \"$$asan $$ubsan\" $$lua \"\$$@\"" > $@; \
 	chmod +x $@
 
-test-asan: all embed bench-tools node-deps build/asan/jrpc/core.so build/asan/jrpc/lineread.so $(ASAN_LUA)
+test-asan: all embed bench-tools node-deps build/asan/jrpc/core.so build/asan/jrpc/core_tls.so \
+  build/asan/jrpc/lineread.so $(ASAN_LUA)
 	@passed=0; failed=0; bad=; eval "$$BUSTED_RUN_SH"; \
 	rm -rf build/asan/log build/busted-asan-*.log; mkdir -p build/asan/log; \
 	export $(ASAN_ENV); \
@@ -468,7 +480,8 @@ test-asan: all embed bench-tools node-deps build/asan/jrpc/core.so build/asan/jr
 	[ -z "$$bad" ] || echo "test-asan: FAILED:$$bad"; \
 	[ -z "$$bad" ] && [ "$$reports" = 0 ] && [ "$$ubsan" = 0 ]
 
-test-valgrind: build/memcheck/jrpc/core.so build/memcheck/jrpc/lineread.so
+test-valgrind: build/memcheck/jrpc/core.so build/memcheck/jrpc/core_tls.so \
+  build/memcheck/jrpc/lineread.so
 	@command -v valgrind >/dev/null || { echo "test-valgrind: no valgrind (make deps)" >&2; exit 1; }
 	@log=build/memcheck/valgrind.log; rm -f $$log; \
 	echo "== valgrind memcheck: busted $(VALGRIND_SPECS)$(if $(VALGRIND_SKIP), (not '$(VALGRIND_SKIP)'))"; \
@@ -484,7 +497,8 @@ build/allocfail: spec/host/allocfail.c $(CORE_DEPS) build/5.4/flags.txt
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(CPPFLAGS) -O1 -g -fsanitize=address -fno-omit-frame-pointer $(WARNINGS) \
 	  $(if $(filter 1,$(WERROR)),-Werror) -Isrc $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson) \
-	  $(CRYPTO_CFLAGS) -o $@ $< $(LDFLAGS) $(shell $(PKG_CONFIG) --libs lua5.4) $(CORE_LIBS) -lm
+	  $(CRYPTO_CFLAGS) -o $@ $< src/core_tls.c $(LDFLAGS) $(shell $(PKG_CONFIG) --libs lua5.4) \
+	  $(CORE_LIBS) $(TLS_LIBS) -lm
 
 test-allocfail: build/allocfail
 	ASAN_OPTIONS=abort_on_error=1 build/allocfail spec/host/allocfail.lua
@@ -541,8 +555,8 @@ clean:
 # {====================================================================
 # fuzz: libFuzzer targets built with clang (-fsanitize=fuzzer,address,
 # undefined; any UBSan report is fatal) into build/fuzz/fuzz_<target>:
-# each compiles src/core.c in with fuzz/host.c and links Lua 5.4 and
-# cJSON. fuzz/run.sh runs them one after the other for FUZZ_SECONDS each,
+# each compiles src/core.c and src/core_tls.c in with fuzz/host.c and links Lua 5.4,
+# cJSON, http-parser and OpenSSL. fuzz/run.sh runs them one after the other for FUZZ_SECONDS each,
 # seeded from fuzz/corpus/<target>/ (copied to build/fuzz/corpus/), and
 # prints executions, exec/s and coverage (cov/ft); it fails when a target
 # crashes, leaks, times out or finds an invariant broken (the input is
@@ -571,7 +585,7 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/host.c fuzz/host.h $(CORE_DEPS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(WARNINGS) $(if $(filter 1,$(WERROR)),-Werror) \
 	  -DJRPC_ROOT='"$(CURDIR)"' \
 	  $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson) $(CRYPTO_CFLAGS) -o $@ $< fuzz/host.c $(CORE_SRC) \
-	  $(shell $(PKG_CONFIG) --libs lua5.4) $(CORE_LIBS) -lm
+	  src/core_tls.c $(shell $(PKG_CONFIG) --libs lua5.4) $(CORE_LIBS) $(TLS_LIBS) -lm
 
 fuzz: deps fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh $(FUZZ_TARGETS)

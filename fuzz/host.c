@@ -167,6 +167,11 @@ lua_State *host_open (long fail_after) {
   luaL_requiref(L, "jrpc.core", luaopen_jrpc_core, 0);
   CHECK(lua_gettop(L) == HOST_CORE && lua_istable(L, HOST_CORE),
         "require jrpc.core gave no table");
+  /* what jrpc.core requires on first use of TLS or crypto (fuzz_mcp) */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_jrpc_core_tls);
+  lua_setfield(L, -2, "jrpc.core_tls");
+  lua_pop(L, 1);
   mem.count = 0;
   mem.fail_after = fail_after;
   return L;

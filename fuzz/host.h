@@ -19,8 +19,9 @@
 /* the fuzz entry point (libFuzzer calls it; declared for -Wmissing-prototypes) */
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
-/* the one symbol of src/core.c */
+/* the one symbol of src/core.c, and of src/core_tls.c (jrpc.core_tls) */
 int luaopen_jrpc_core (lua_State *L);
+int luaopen_jrpc_core_tls (lua_State *L);
 
 #define PROFILES 3               /* jsonrpc, mcp, lsp */
 #define P_JSONRPC 0

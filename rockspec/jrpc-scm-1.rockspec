@@ -40,6 +40,7 @@ external_dependencies = {
     library = "http_parser",
   },
   -- OpenSSL 3's libcrypto (Debian: libssl-dev): HMAC-SHA-256, RAND_bytes
+  -- (jrpc.core_tls only)
   OPENSSL = {
     header = "openssl/hmac.h",
     library = "crypto",
@@ -57,11 +58,18 @@ build = {
     -- one translation unit: src/core.c includes the other src/*.c
     ["jrpc.core"] = {
       sources = {"src/core.c"},
-      libraries = {"cjson", "http_parser", "ssl", "crypto"},
-      incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "$(HTTP_PARSER_INCDIR)",
-        "$(OPENSSL_INCDIR)", "$(LIBSSL_INCDIR)", "src"},
-      libdirs = {"$(CJSON_LIBDIR)", "$(HTTP_PARSER_LIBDIR)", "$(OPENSSL_LIBDIR)",
-        "$(LIBSSL_LIBDIR)"},
+      libraries = {"cjson", "http_parser"},
+      incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "$(HTTP_PARSER_INCDIR)", "src"},
+      libdirs = {"$(CJSON_LIBDIR)", "$(HTTP_PARSER_LIBDIR)"},
+    },
+    -- what needs OpenSSL (core.tls_client, core.hmac_sha256, core.random_bytes,
+    -- core.equal), its own translation unit: jrpc.core loads it on first use,
+    -- so a process that uses none of them never maps libssl and libcrypto
+    ["jrpc.core_tls"] = {
+      sources = {"src/core_tls.c"},
+      libraries = {"ssl", "crypto"},
+      incdirs = {"$(OPENSSL_INCDIR)", "$(LIBSSL_INCDIR)", "src"},
+      libdirs = {"$(OPENSSL_LIBDIR)", "$(LIBSSL_LIBDIR)"},
     },
     -- the blocking stdio transport's bounded line read (I/O: not in the core)
     ["jrpc.lineread"] = {

@@ -102,6 +102,7 @@ describe("the public API", function()
     -- module values that are not functions defined with `function`
     for name in files.read("lua/jrpc/init.lua"):gmatch("\nM%.([%a][%w_]*) = ") do exists["jrpc." .. name] = true end
     exists["jrpc.lineread"] = true  -- a C module (src/io/lineread.c), named in "Memory"
+    exists["jrpc.core_tls"] = true  -- a C module (src/core_tls.c), named in "Memory"
     local stale = {}
     for _, where in ipairs(PUBLIC) do
       local prefix = where.call:gsub("%p", "%%%0")
@@ -134,6 +135,8 @@ describe("the C modules' declarations (types/jrpc/core.lua)", function()
       end
     end
     check("core", core)
+    -- what core's table loads on first use (src/core.c): core.<name> as well
+    check("core", require "jrpc.core_tls")
     check("Codec", getmetatable(core.codec()).__index)
     check("Pending", getmetatable(core.pending()).__index)
     check("Http", getmetatable(core.http_server()).__index)

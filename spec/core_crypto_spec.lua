@@ -81,3 +81,116 @@ describe("core.equal", function()
     assert.has_error(function() core.equal({}, "a") end)
   end)
 end)
+
+-- OpenSSL on first use: these functions and core.tls_client live in the
+-- module jrpc.core_tls (src/core_tls.c), the only one linked against
+-- libssl and libcrypto; jrpc.core's table loads it when one of its names
+-- is first read (src/core.c, core_index), so a process that never uses
+-- them never maps OpenSSL (about 1.7 MiB of RSS).
+describe("jrpc.core_tls, loaded on first use", function()
+  local files = dofile("spec/files.lua")
+  local NAMES = { "equal", "hmac_sha256", "random_bytes", "tls_client" }
+
+  -- Run Lua source `body` in a fresh interpreter like this one, with this
+  -- run's paths (the ASan lua5.4 and build/asan under make test-asan);
+  -- returns its output (stdout and stderr) and exit status.
+  local function child(body)
+    local script, out = os.tmpname(), os.tmpname()
+    files.write(script, ("package.path = %q\npackage.cpath = %q\n"):format(package.path, package.cpath) .. body)
+    local p = assert(io.popen(("timeout -s KILL 60 %s %s > %s 2>&1; echo $?"):format(
+      rawget(_G, "jit") and "luajit" or "lua5.4", script, out)))
+    local status = tonumber(p:read("*a"))
+    p:close()
+    os.remove(script)
+    return files.take(out), status
+  end
+
+  -- in the child: which of OpenSSL's libraries its address space maps
+  local MAPPED = [[
+local function mapped()
+  local f = assert(io.open("/proc/self/maps"))
+  local maps = f:read("*a")
+  f:close()
+  local found = {}
+  for _, lib in ipairs{ "libssl", "libcrypto" } do
+    if maps:find("/" .. lib .. "[^/\n]*%.so") then found[#found + 1] = lib end
+  end
+  return #found > 0 and table.concat(found, " ") or "none"
+end
+local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+]]
+
+  it("is not mapped after require 'jrpc' and a round trip; core.hmac_sha256 maps it", function()
+    local out, status = child(MAPPED .. [[
+local jrpc = require "jrpc"
+local queue, a, b = {}, nil, nil
+a = jrpc.peer{ send = function(bytes) queue[#queue + 1] = { b, bytes } end }
+b = jrpc.peer{ send = function(bytes) queue[#queue + 1] = { a, bytes } end }
+b:method("subtract", function(p) return p[1] - p[2] end)
+local got
+a:request("subtract", { 42, 23 }, nil, function(err, result) got = err or result end)
+while #queue > 0 do
+  local item = table.remove(queue, 1)
+  item[1]:receive(item[2])
+end
+print("result " .. tostring(got))
+print("before " .. mapped() .. " " .. tostring(package.loaded["jrpc.core_tls"]))
+local core = require "jrpc.core"
+print("hmac " .. hex(core.hmac_sha256("Jefe", "what do ya want for nothing?")))
+print("after " .. mapped() .. " " .. type(package.loaded["jrpc.core_tls"]))
+]])
+    assert.are.equal("result 19\nbefore none nil\n"
+      .. "hmac 5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843\n"
+      .. "after libssl libcrypto table\n", out)
+    assert.are.equal(0, status)
+  end)
+
+  it("is loaded by the first read of any of its names, each from a fresh jrpc.core", function()
+    local out, status = child(MAPPED .. [[
+for _, name in ipairs{ ]] .. '"' .. table.concat(NAMES, '", "') .. '"' .. [[ } do
+  package.loaded["jrpc.core"], package.loaded["jrpc.core_tls"] = nil, nil
+  local core = require "jrpc.core"
+  local before = rawget(core, name) == nil and package.loaded["jrpc.core_tls"] == nil
+  local f = core[name]
+  print(name, before, type(f), type(package.loaded["jrpc.core_tls"]), rawget(core, name) == f)
+end
+print(mapped())
+]])
+    local want = {}
+    for _, name in ipairs(NAMES) do want[#want + 1] = name .. "\ttrue\tfunction\ttable\ttrue\n" end
+    assert.are.equal(table.concat(want) .. "libssl libcrypto\n", out)
+    assert.are.equal(0, status)
+  end)
+
+  it("gives jrpc.core exactly its functions, and other missing names stay nil", function()
+    local tls = require "jrpc.core_tls"
+    local names = {}
+    for name, f in pairs(tls) do
+      names[#names + 1] = name
+      assert.are.equal(f, core[name])
+      assert.are.equal(f, rawget(core, name))  -- copied in: later reads are plain
+    end
+    table.sort(names)
+    assert.same(NAMES, names)
+    assert.is_nil(core.no_such_function)
+    assert.is_nil(core[1])
+    assert.is_nil(core["equal\0"])
+    assert.is_nil(rawget(core, "no_such_function"))
+  end)
+
+  it("raises a clear error when jrpc.core_tls cannot be found", function()
+    local out, status = child([[
+local core = require "jrpc.core"
+local searchers = package.searchers or package.loaders  -- LuaJIT: loaders
+local c_searcher = searchers[3]
+searchers[3] = function(name)
+  if name == "jrpc.core_tls" then return "\n\tno jrpc.core_tls in this test" end
+  return c_searcher(name)
+end
+print(core.encode{ 1 })
+print(pcall(function() return core.hmac_sha256("k", "m") end))
+]])
+    assert.are.equal(0, status)
+    assert.matches("^%[1%]\nfalse\t.*module 'jrpc.core_tls' not found.*no jrpc.core_tls in this test", out)
+  end)
+end)

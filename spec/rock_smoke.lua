@@ -14,6 +14,7 @@ assert(type(jrpc) == "table", "require 'jrpc' did not return a table")
 inside(package.searchpath("jrpc", package.path), "jrpc")
 inside(package.searchpath("jrpc.core", package.cpath), "jrpc.core")
 inside(package.searchpath("jrpc.lineread", package.cpath), "jrpc.lineread")
+inside(package.searchpath("jrpc.core_tls", package.cpath), "jrpc.core_tls")
 
 local core = require("jrpc.core")
 
@@ -43,5 +44,12 @@ read_one(bytes)
 local reply = assert(codec:result(rawid, params[1] - params[2]))
 local r = assert(core.decode(reply))
 assert(r.jsonrpc == "2.0" and r.result == 19 and r.id == 1, "reply: " .. reply)
+
+-- core.hmac_sha256 loads jrpc.core_tls (the tree's) on first use: RFC 4231 case 2
+assert(package.loaded["jrpc.core_tls"] == nil, "jrpc.core_tls loaded before its first use")
+local mac = core.hmac_sha256("Jefe", "what do ya want for nothing?")
+assert(mac:gsub(".", function(c) return ("%02x"):format(c:byte()) end)
+  == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", "hmac_sha256")
+assert(package.loaded["jrpc.core_tls"], "jrpc.core_tls not loaded by core.hmac_sha256")
 
 print("rock ok")

@@ -50,6 +50,7 @@ static inline char *buf_reserve (lua_State *L, Buf *b, size_t extra) {
 }
 
 
+#if !defined(JR_CORE_TLS)   /* jrpc.core_tls appends nothing */
 static void buf_add (lua_State *L, Buf *b, const char *s, size_t len) {
   if (len == 0) return;  /* b->p may still be NULL: memcpy(NULL, s, 0) is UB */
   memcpy(buf_reserve(L, b, len), s, len);
@@ -60,3 +61,4 @@ static void buf_addc (lua_State *L, Buf *b, char c) {
   if (jr_unlikely(b->n == b->cap)) buf_grow(L, b, 1);
   b->p[b->n++] = c;
 }
+#endif

@@ -3,7 +3,8 @@
 ** of the files included below, so every helper stays static and only
 ** luaopen_jrpc_core is exported. jrpc.h declares what each file provides,
 ** so the order below is only for reading: layers first, the codec after
-** what it is made of.
+** what it is made of. What needs OpenSSL (tls.c, crypto.c) is the module
+** jrpc.core_tls (core_tls.c), loaded on first use: see core_index.
 */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,8 +23,6 @@
 #include "pending.c"   /* jrpc.Pending */
 #include "http.c"      /* jrpc.Http and the HTTP/SSE writers */
 #include "http_client.c"  /* jrpc.HttpClient and the request writer */
-#include "tls.c"       /* jrpc.Tls: a TLS client over memory BIOs */
-#include "crypto.c"    /* HMAC, random bytes, constant-time equality */
 
 /* module functions: upvalues array_mt, object_mt, a scratch codec */
 #define SCRATCH  ((Codec *)lua_touserdata(L, lua_upvalueindex(3)))
@@ -192,11 +191,58 @@ static const luaL_Reg core_funcs[] = {
   {"http_chunk", http_chunk},
   {"http_request", hc_request},
   {"sse_event", sse_event},
-  {"hmac_sha256", crypto_hmac_sha256},
-  {"random_bytes", crypto_random_bytes},
-  {"equal", crypto_equal},
   {NULL, NULL}
 };
+
+
+/*
+** The names jrpc.core_tls provides (core_tls.c: libssl and libcrypto,
+** about 1.7 MiB of RSS once mapped). They are not in the module table
+** until one of them is first read: the table's metatable has this
+** __index, which then loads jrpc.core_tls with require (so
+** package.loaded, package.preload, package.cpath and Neovim's
+** runtimepath all apply), copies every one of them into the table (later
+** reads are plain table reads) and returns the one asked for. Any other
+** missing name is nil, as in a table without a metatable; a process that
+** never uses TLS or the crypto functions never maps OpenSSL.
+*/
+static const char *const core_tls_names[] = {
+  "tls_client", "hmac_sha256", "random_bytes", "equal", NULL
+};
+
+
+/* __index(core, key) */
+static int core_index (lua_State *L) {
+  size_t len = 0;
+  const char *key = NULL;
+  int i;
+  if (lua_type(L, 2) == LUA_TSTRING) key = lua_tolstring(L, 2, &len);
+  for (i = 0; key != NULL && core_tls_names[i] != NULL; i++)
+    if (strlen(core_tls_names[i]) == len && memcmp(core_tls_names[i], key, len) == 0)
+      break;
+  if (key == NULL || core_tls_names[i] == NULL) return 0;
+  lua_settop(L, 2);
+  lua_getglobal(L, "require");                      /* 3 */
+  if (lua_type(L, 3) != LUA_TFUNCTION)
+    return luaL_error(L, "jrpc.core: '%s' is in jrpc.core_tls, and there is "
+                      "no require to load it", key);
+  lua_pushliteral(L, "jrpc.core_tls");
+  lua_call(L, 1, 1);                                /* 3: raises if not found */
+  if (!lua_istable(L, 3))
+    return luaL_error(L, "jrpc.core: require 'jrpc.core_tls' gave no table");
+  for (i = 0; core_tls_names[i] != NULL; i++) {
+    lua_pushstring(L, core_tls_names[i]);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, 3);
+    if (lua_isnil(L, -1))
+      return luaL_error(L, "jrpc.core: jrpc.core_tls has no '%s' (another "
+                        "build's?)", core_tls_names[i]);
+    lua_rawset(L, 1);
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
 
 
 JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
@@ -224,6 +270,9 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   pd_open(L);
   http_open(L);
   hc_open(L);
-  tls_open(L);
+  lua_createtable(L, 0, 1);              /* jrpc.core_tls on first use */
+  lua_pushcfunction(L, core_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
   return 1;
 }

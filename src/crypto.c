@@ -2,7 +2,8 @@
 ** crypto.c — what MRTR's requestState needs: HMAC-SHA-256, bytes from the
 ** CSPRNG and a constant-time comparison, all from OpenSSL's libcrypto
 ** (never hand-written). Pure functions; the output is built in a stack
-** buffer or the scratch codec's 'out' (module upvalue 3) and copied out.
+** buffer or a luaL_Buffer. Part of jrpc.core_tls (core_tls.c), which
+** jrpc.core loads on the first use of one of them (core.c).
 */
 
 #define CRYPTO_MAX_RANDOM  (1 << 20)
@@ -26,24 +27,31 @@ static int crypto_hmac_sha256 (lua_State *L) {
 
 /*
 ** core.random_bytes(n) -> n bytes, or nil, msg when the CSPRNG cannot
-** give them (not seeded: an environment failure, like an I/O error)
+** give them (not seeded: an environment failure, like an I/O error).
+** Drawn into a luaL_Buffer LUAL_BUFFERSIZE bytes at a time: a key or an
+** id (tens of bytes) fits its first block, on the C stack.
 */
 static int crypto_random_bytes (lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1);
-  Buf *b = &((Codec *)lua_touserdata(L, lua_upvalueindex(3)))->out;
+  size_t left;
+  luaL_Buffer B;
   luaL_argcheck(L, n >= 0 && n <= CRYPTO_MAX_RANDOM, 1,
                 "n must be an integer from 0 to 1048576");
-  b->n = 0;
-  buf_reserve(L, b, (size_t)n + 1);
-  if (n > 0 && RAND_bytes((unsigned char *)b->p, (int)n) != 1) {
-    char err[120];
-    ERR_error_string_n(ERR_get_error(), err, sizeof(err));
-    lua_pushnil(L);
-    lua_pushfstring(L, "random_bytes: %s", err);
-    return 2;
+  luaL_buffinit(L, &B);
+  for (left = (size_t)n; left > 0; ) {
+    size_t k = left < LUAL_BUFFERSIZE ? left : LUAL_BUFFERSIZE;
+    char *p = luaL_prepbuffer(&B);
+    if (RAND_bytes((unsigned char *)p, (int)k) != 1) {
+      char err[120];
+      ERR_error_string_n(ERR_get_error(), err, sizeof(err));
+      lua_pushnil(L);
+      lua_pushfstring(L, "random_bytes: %s", err);
+      return 2;
+    }
+    luaL_addsize(&B, k);
+    left -= k;
   }
-  lua_pushlstring(L, b->p, (size_t)n);
-  if (b->cap > 65536) buf_free(L, b);
+  luaL_pushresult(&B);
   return 1;
 }
 

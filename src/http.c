@@ -396,23 +396,6 @@ static int http_tostring (lua_State *L) {
 }
 
 
-/*
-** Raise on an option name that is not in 'known' (typos); 'what' names the
-** constructor in the message.
-*/
-static void http_check_options (lua_State *L, int opts, const char *const *known,
-                                const char *what) {
-  lua_pushnil(L);
-  while (lua_next(L, opts)) {
-    int i, ok = 0;
-    const char *k = (lua_type(L, -2) == LUA_TSTRING) ? lua_tostring(L, -2) : "?";
-    for (i = 0; known[i] != NULL; i++) ok |= (strcmp(known[i], k) == 0);
-    if (!ok) luaL_error(L, "unknown %s option '%s'", what, k);
-    lua_pop(L, 1);
-  }
-}
-
-
 static lua_Integer http_opt (lua_State *L, int opts, const char *name,
                              lua_Integer def, lua_Integer lo, lua_Integer hi) {
   lua_Integer v = def;
@@ -438,7 +421,7 @@ static int http_new (lua_State *L) {
   static const char *const known[] = {"max_header_bytes", "max_headers",
     "max_body_bytes", NULL};
   lua_settop(L, 1);
-  http_check_options(L, 1, known, "http_server");
+  ud_checkoptions(L, 1, known, "http_server");
   H = (Http *)lua_newuserdatauv(L, sizeof(Http), 1);
   memset(H, 0, sizeof(*H));   /* empty first: __gc is safe from here on */
   lua_pushvalue(L, lua_upvalueindex(1));

@@ -339,7 +339,7 @@ static int hc_new (lua_State *L) {
   if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  http_check_options(L, 1, known, "http_client");
+  ud_checkoptions(L, 1, known, "http_client");
   lua_getfield(L, 1, "max_body_bytes");
   nolimit = lua_isboolean(L, -1) && !lua_toboolean(L, -1);  /* false */
   lua_pop(L, 1);

@@ -1,10 +1,17 @@
 /*
-** jrpc.h — the private header of the C core, included by core.c only.
-** The core is one translation unit: core.c includes every other src .c
-** file, so all functions stay static and only luaopen_jrpc_core is
-** exported. This header declares, grouped by the file that provides
-** them, every type and every function that another file uses, so no
-** file depends on the order in which core.c includes the others.
+** jrpc.h — the private header of the C modules, included by their unity
+** files only: core.c (jrpc.core) and core_tls.c (jrpc.core_tls, which
+** defines JR_CORE_TLS first). Each module is one translation unit: its
+** unity file includes the src .c files it is made of, so all functions
+** stay static and only its luaopen_ function is exported. The two share
+** the bottom layers (buf.c, udata.c, work.c), each with its own copy;
+** jrpc.core_tls alone links OpenSSL, so a process that never uses TLS or
+** the crypto functions never maps libssl and libcrypto (core.c loads the
+** module on first use). This header declares, grouped by the file that
+** provides them, every type and every function that another file uses,
+** so no file depends on the order in which a unity file includes the
+** others; each module sees only the declarations of its own files (a
+** static function declared but never defined is a warning).
 ** Cross-file names carry their file's prefix (buf_, num_, ud_, scan_,
 ** tolua_, enc_, work_, frame_, msg_, codec_, pd_, http_, hc_, tls_,
 ** crypto_); names without one are
@@ -22,8 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-#include <http_parser.h>
+#if defined(JR_CORE_TLS)
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -31,6 +37,11 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+typedef struct cJSON cJSON;   /* Work names it; this module decodes nothing */
+#else
+#include <cjson/cJSON.h>
+#include <http_parser.h>
+#endif
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -94,8 +105,9 @@ static void *luaL_testudata (lua_State *L, int i, const char *tname) {
 #define JR_EXPORT
 #endif
 
-/* the one exported symbol */
+/* the exported symbols, one per module */
 JR_EXPORT int luaopen_jrpc_core (lua_State *L);
+JR_EXPORT int luaopen_jrpc_core_tls (lua_State *L);
 
 /* JSON-RPC 2.0 error codes */
 #define JR_PARSE_ERROR      (-32700)
@@ -115,21 +127,11 @@ static int buf_nomem (lua_State *L);
 static void buf_free (lua_State *L, Buf *b);
 static void buf_grow (lua_State *L, Buf *b, size_t extra);
 static inline char *buf_reserve (lua_State *L, Buf *b, size_t extra);
+#if !defined(JR_CORE_TLS)   /* jrpc.core_tls appends nothing */
 static void buf_add (lua_State *L, Buf *b, const char *s, size_t len);
 static void buf_addc (lua_State *L, Buf *b, char c);
 #define buf_addlit(L, b, s)  buf_add(L, b, "" s, sizeof(s) - 1)
-/* }====================================================== */
-
-
-/* {======================================================
-** num.c — the number rules shared by decoding and encoding
-** ======================================================= */
-#define MAX_SAFE_INT  9007199254740992.0   /* 2^53 */
-
-static int num_isdigit (int c);
-static int num_fits_int64 (double d);
-static int num_token_int64 (const char *p, const char *e, long long *v);
-static void num_push (lua_State *L, double d);
+#endif
 /* }====================================================== */
 
 
@@ -143,6 +145,42 @@ typedef struct UdHead {
 static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
                         const luaL_Reg *methods, int nup);
 static void *ud_check (lua_State *L, int mt, const char *tname);
+static void ud_checkoptions (lua_State *L, int opts, const char *const *known,
+                             const char *what);
+/* }====================================================== */
+
+
+/* {======================================================
+** work.c — per-call temporaries of a decode (jrpc.Work) or of a TLS
+** session's call (jrpc.core_tls's own copy: jrpc.TlsWork)
+** ======================================================= */
+typedef struct Work {
+  UdHead h;
+  int busy;          /* a call is using it */
+  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
+  Buf scratch;       /* unescaped strings, canonical ids */
+  Buf spans;         /* batch member offsets */
+  Buf msg;           /* a copy of the message being decoded (codec:next) */
+} Work;
+
+static void work_free (lua_State *L, Work *W);
+static Work *work_acquire (lua_State *L, Work **resident, int owner);
+static void work_release (lua_State *L, Work *W);
+static void work_open (lua_State *L);
+/* }====================================================== */
+
+
+#if !defined(JR_CORE_TLS)   /* {==== jrpc.core only ==== */
+
+/* {======================================================
+** num.c — the number rules shared by decoding and encoding
+** ======================================================= */
+#define MAX_SAFE_INT  9007199254740992.0   /* 2^53 */
+
+static int num_isdigit (int c);
+static int num_fits_int64 (double d);
+static int num_token_int64 (const char *p, const char *e, long long *v);
+static void num_push (lua_State *L, double d);
 /* }====================================================== */
 
 
@@ -200,25 +238,6 @@ static void enc_integer (lua_State *L, Buf *b, long long v);
 static int enc_into (lua_State *L, Buf *b, int idx, int amt, int omt,
                      int max_depth, Enc *E);
 static int enc_pushfail (lua_State *L, const Enc *E);
-/* }====================================================== */
-
-
-/* {======================================================
-** work.c — per-call temporaries of a decode (jrpc.Work)
-** ======================================================= */
-typedef struct Work {
-  UdHead h;
-  int busy;          /* a call is using it */
-  cJSON *tree;       /* a tree being converted (freed by __gc on error) */
-  Buf scratch;       /* unescaped strings, canonical ids */
-  Buf spans;         /* batch member offsets */
-  Buf msg;           /* a copy of the message being decoded (codec:next) */
-} Work;
-
-static void work_free (lua_State *L, Work *W);
-static Work *work_acquire (lua_State *L, Work **resident, int owner);
-static void work_release (lua_State *L, Work *W);
-static void work_open (lua_State *L);
 /* }====================================================== */
 
 
@@ -386,8 +405,6 @@ static void http_parse (lua_State *L, Http *H, const char *chunk, size_t len);
 static void http_setlfield (lua_State *L, const char *k, const char *p,
                             size_t n);
 static void http_pushheaders (lua_State *L, Work *W, int nheaders);
-static void http_check_options (lua_State *L, int opts,
-                                const char *const *known, const char *what);
 static lua_Integer http_opt (lua_State *L, int opts, const char *name,
                              lua_Integer def, lua_Integer lo, lua_Integer hi);
 static int http_tchar (int c);
@@ -410,6 +427,7 @@ static void hc_open (lua_State *L);
 static int hc_request (lua_State *L);
 /* }====================================================== */
 
+#else   /* }{==== jrpc.core_tls only ==== */
 
 /* {======================================================
 ** tls.c — a TLS client over memory BIOs (jrpc.Tls), on libssl
@@ -425,5 +443,7 @@ static int crypto_hmac_sha256 (lua_State *L);
 static int crypto_random_bytes (lua_State *L);
 static int crypto_equal (lua_State *L);
 /* }====================================================== */
+
+#endif   /* }==== */
 
 #endif

@@ -330,7 +330,7 @@ static int tls_new (lua_State *L) {
   Tls *T;
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  http_check_options(L, 1, known, "tls_client");
+  ud_checkoptions(L, 1, known, "tls_client");
   host = tls_stropt(L, "host");             /* 2 */
   ca_file = tls_stropt(L, "ca_file");       /* 3 */
   lua_getfield(L, 1, "verify");             /* 4 */

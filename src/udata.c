@@ -1,6 +1,8 @@
 /*
 ** udata.c — the one recipe for the core's userdata types (jrpc.Codec,
-** jrpc.Pending, jrpc.Work). Every such struct starts with a UdHead.
+** jrpc.Pending, jrpc.Http, jrpc.HttpClient, jrpc.Work; in jrpc.core_tls,
+** jrpc.Tls and jrpc.TlsWork), and the check of their constructors'
+** options. Every such struct starts with a UdHead.
 ** Methods get the type's metatable as an upvalue, so checking 'self' is a
 ** pointer comparison, not a registry lookup by name (the hot path); a
 ** closed object (after __close or __gc) raises "<type> is closed" instead
@@ -46,4 +48,21 @@ static void *ud_check (lua_State *L, int mt, const char *tname) {
   if (jr_unlikely(!ok)) h = (UdHead *)luaL_checkudata(L, 1, tname);
   if (jr_unlikely(h->closed)) luaL_error(L, "%s is closed", tname);
   return h;
+}
+
+
+/*
+** Raise for a key of the options table at 'opts' that is not in 'known'
+** (NULL-terminated); 'what' names the constructor in the message.
+*/
+static void ud_checkoptions (lua_State *L, int opts, const char *const *known,
+                             const char *what) {
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {
+    int i, ok = 0;
+    const char *k = (lua_type(L, -2) == LUA_TSTRING) ? lua_tostring(L, -2) : "?";
+    for (i = 0; known[i] != NULL; i++) ok |= (strcmp(known[i], k) == 0);
+    if (!ok) luaL_error(L, "unknown %s option '%s'", what, k);
+    lua_pop(L, 1);
+  }
 }

@@ -20,11 +20,22 @@
 ** what it holds.
 */
 
+/*
+** jrpc.core_tls has its own copy of this file and its own type: its Works
+** never hold a tree, and it links no cJSON, so its __gc frees none; it
+** must not take over the core's jrpc.Work (ud_newmeta refills by name).
+*/
+#if defined(JR_CORE_TLS)
+#define WORK_MT    "jrpc.TlsWork"
+#else
 #define WORK_MT    "jrpc.Work"
+#endif
 #define WORK_KEEP  65536   /* buffers larger than this are freed after a call */
 
 static void work_free (lua_State *L, Work *W) {
+#if !defined(JR_CORE_TLS)
   if (W->tree != NULL) { cJSON_Delete(W->tree); W->tree = NULL; }
+#endif
   buf_free(L, &W->scratch);
   buf_free(L, &W->spans);
   buf_free(L, &W->msg);

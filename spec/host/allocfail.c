@@ -3,7 +3,10 @@
 **
 **   build/allocfail SESSION.lua      (make test-allocfail)
 **
-** Compiles src/core.c in and runs the core session of SESSION.lua
+** Compiles src/core.c in (src/core_tls.c too, its own translation unit,
+** in package.preload: jrpc.core requires it on first use of TLS or
+** crypto, which the session does under failures too) and runs the core
+** session of SESSION.lua
 ** (spec/host/allocfail.lua: codecs in both framings, requests, batches,
 ** responses, invalid input, writers, a pending table, decode/encode, the
 ** HTTP reader and writers, the HTTP response reader and request writer,
@@ -188,10 +191,13 @@ typedef struct Report {
 } Report;
 
 
-/* runs protected: the standard libraries and the core */
+/* runs protected: the standard libraries, the core, jrpc.core_tls to preload */
 static int open_all (lua_State *L) {
   luaL_openlibs(L);
   luaL_requiref(L, "jrpc.core", luaopen_jrpc_core, 0);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_jrpc_core_tls);
+  lua_setfield(L, -2, "jrpc.core_tls");
   return 0;
 }
 

@@ -2,7 +2,10 @@
 -- LuaCATS declarations of the C modules jrpc.core and jrpc.lineread, for
 -- lua-language-server (add this `types/` directory to `workspace.library`).
 -- The contract itself is src/CORE_API.md; spec/api_doc_spec.lua checks that
--- every function the built modules export is declared here.
+-- every function the built modules export is declared here. core.tls_client,
+-- core.hmac_sha256, core.random_bytes and core.equal come from the internal
+-- module jrpc.core_tls (the part linked with OpenSSL), which jrpc.core's
+-- table loads the first time one of them is read: call them as core.<name>.
 
 ---@class jrpc.core
 ---@field null lightuserdata  JSON null (a light userdata NULL, equal to cjson.null)
