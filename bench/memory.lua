@@ -77,7 +77,8 @@ print()
 -- {====== where the memory at start goes: each probe loads a little more and
 -- prints its own VmRSS and Lua heap, idle (Lua 5.4, as the lua-cjson loop)
 local shell_quote, capture = bench.shell.quote, bench.shell.capture
-local libssl = capture("ldd " .. shell_quote(bench.root .. "/build/5.4/jrpc/core.so")):match("=> (%S*libssl%S*)")
+-- (OpenSSL is linked by jrpc.core_tls, which jrpc.core loads on first use)
+local libssl = capture("ldd " .. shell_quote(bench.root .. "/build/5.4/jrpc/core_tls.so")):match("=> (%S*libssl%S*)")
 local PRELUDE = ("package.path = %q .. package.path; package.cpath = %q .. package.cpath; ")
   :format(bench.root .. "/lua/?.lua;" .. bench.root .. "/lua/?/init.lua;", bench.root .. "/build/5.4/?.so;")
 local REPORT = [[collectgarbage(); collectgarbage()
@@ -88,10 +89,12 @@ local probes = {
   { "lua5.4 + lua-cjson (the loop's whole program)", "require 'cjson'" },
   { "lua5.4 + OpenSSL only (" .. tostring(libssl) .. " and its libcrypto)",
     libssl and ("assert(package.loadlib(%q, '*'))"):format(libssl) or "error('no libssl')" },
-  { "lua5.4 + jrpc.core (linked with OpenSSL, cJSON, http-parser)", "require 'jrpc.core'" },
+  { "lua5.4 + jrpc.core (cJSON, http-parser; OpenSSL not loaded)", "require 'jrpc.core'" },
   { "lua5.4 + require 'jrpc' (jrpc.core and the Lua modules)", "require 'jrpc'" },
   { "the same + luv and a jrpc.uv stdio connection (spec_server idle)",
     "require('jrpc').uv.new(require 'luv'):stdio{}" },
+  { "the same + one core.hmac_sha256 (loads jrpc.core_tls and OpenSSL)",
+    "require('jrpc').uv.new(require 'luv'):stdio{}; require('jrpc.core').hmac_sha256(('k'):rep(32), 'x')" },
 }
 print("Resident memory at start, idle, Lua 5.4 (each row is one process loading what it names):")
 print()
