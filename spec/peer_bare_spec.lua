@@ -147,17 +147,28 @@ describe("bare handlers (no context parameter)", function()
 end)
 
 describe("replies to a long read", function()
-  it("go out every FLUSH_PARTS replies, in order, the rest at the end of the read", function()
+  it("go out after FIRST_FLUSH replies, then every FLUSH_PARTS, in order, the rest at the end", function()
+    assert.equal(4, output.FIRST_FLUSH)
+    assert.equal(16, output.FLUSH_PARTS)
     local peer, out = capture{ methods = { echo = function(p) return p[1] end } }
-    local n = output.FLUSH_PARTS * 2 + 3
+    local n = 4 + 16 + 16 + 3
     local input, want = {}, {}
     for i = 1, n do
       input[i] = request("echo", i, "[" .. i .. "]")
       want[i] = line(('{"jsonrpc":"2.0","result":%d,"id":%d}'):format(i, i))
     end
     peer:receive(table.concat(input))
-    assert.equal(3, #out)
-    assert.equal(table.concat(want), table.concat(out))
-    assert.equal(table.concat(want, "", 1, output.FLUSH_PARTS), out[1])
+    local sizes, first = {}, 1
+    for i, bytes in ipairs(out) do
+      local count = select(2, bytes:gsub("\n", "\n"))
+      sizes[i] = count
+      assert.equal(table.concat(want, "", first, first + count - 1), bytes)
+      first = first + count
+    end
+    assert.same({ 4, 16, 16, 3 }, sizes)
+    -- the next read starts again with FIRST_FLUSH
+    for i = #out, 1, -1 do out[i] = nil end
+    peer:receive(table.concat(input, "", 1, 6))
+    assert.same({ table.concat(want, "", 1, 4), table.concat(want, "", 5, 6) }, out)
   end)
 end)
