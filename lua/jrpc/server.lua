@@ -229,16 +229,10 @@ local function conclude(peer, ctx, ok, result)
   end
 end
 
--- The job a worker runs: call the handler, answer unless that is moot.
--- The common case (a single request that returns a value) is inlined.
-local function serve(fn, params, ctx)
-  local peer = ctx.peer
-  local ok, result
-  if peer._srv.debug then
-    ok, result = xpcall(fn, traceback, params, ctx)
-  else
-    ok, result = pcall(fn, params, ctx)
-  end
+-- A handler with a context returned (ok, result): answer unless that is
+-- moot, then stop tracking it. The common case (a single request that
+-- returns a value) is inlined.
+local function answer_done(peer, ctx, ok, result)
   if ok and ctx._batch == nil and ctx._rawid ~= nil and not ctx._cancelled then
     if result == nil then result = null end
     local json = codec_result(peer._codec, ctx._rawid, result)
@@ -253,6 +247,19 @@ local function serve(fn, params, ctx)
   if ctx._waiting then untrack(peer, ctx) end
 end
 
+-- The job a worker runs: call the handler, answer (see answer_done).
+-- The common case (a single request that returns a value) is inlined.
+local function serve(fn, params, ctx)
+  local peer = ctx.peer
+  local ok, result
+  if peer._srv.debug then
+    ok, result = xpcall(fn, traceback, params, ctx)
+  else
+    ok, result = pcall(fn, params, ctx)
+  end
+  return answer_done(peer, ctx, ok, result)
+end
+
 -- The contexts made for bare requests whose handler stopped (waits, or
 -- yielded elsewhere), by worker: the handler's job finds it when it returns.
 local made = setmetatable({}, { __mode = "k" })
@@ -260,24 +267,12 @@ local made = setmetatable({}, { __mode = "k" })
 -- Marks `srv.running` while a bare request runs in place (no context yet).
 local BARE = setmetatable({}, { __tostring = function() return "jrpc.BARE" end })
 
-local serve_bare_waited
-
 -- A bare request's handler waited (so it has a context) and is done.
-function serve_bare_waited(peer, me, rawid, ok, result)
+local function serve_bare_waited(peer, me, ok, result)
   local ctx = made[me]
   made[me] = nil  -- from here on, the same as any request
   ctx._answered = true  -- whatever raises from here on, see M.raised
-  if ok and not ctx._cancelled then
-    if result == nil then result = null end
-    local json = codec_result(peer._codec, rawid, result)
-    if json then
-      write(peer._out, json)
-      if ctx._waiting then untrack(peer, ctx) end
-      return
-    end
-  end
-  conclude(peer, ctx, ok, result)
-  if ctx._waiting then untrack(peer, ctx) end
+  return answer_done(peer, ctx, ok, result)
 end
 
 -- The end of a bare request run in place by the dispatching worker `me`
@@ -286,7 +281,7 @@ end
 -- dispatcher made its context: see `made_for`).
 local function bare_done(peer, me, method, id, rawid, ok, result)
   if made[me] == nil then return conclude(peer, new_ctx(peer, method, id, rawid), ok, result) end
-  return serve_bare_waited(peer, me, rawid, ok, result)
+  return serve_bare_waited(peer, me, ok, result)
 end
 
 -- The worker `co` stopped inside a bare request's handler: make its context
@@ -623,7 +618,7 @@ function M.reader(peer)
       if json then return json end
       return nil, true, result
     end
-    return serve_bare_waited(peer, me, rawid, true, result)
+    return serve_bare_waited(peer, me, true, result)
   end
   return function(_, bytes)
     if peer._closed then return end

@@ -137,14 +137,13 @@ local function outcome(self, co, ok, signal)
   return "foreign"
 end
 
---- Start `job(a, ..., h)` on the worker `co` (from `take`). When the job
---- finished ("done"), its first three results follow the outcome.
+--- Start `job(a, ..., h)` on the worker `co` (from `take`).
 ---@return string outcome  "done" | "waiting" | "failed" | "foreign"
 function Pool:start(co, job, a, b, c, d, e, f, g, h)
-  local ok, signal, r1, r2, r3 = resume(co, job, a, b, c, d, e, f, g, h)
+  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
   if signal == IDLE then  -- outcome's first case, inlined: every read takes it
     give_back(self, co)
-    return "done", r1, r2, r3
+    return "done"
   end
   return outcome(self, co, ok, signal)
 end
