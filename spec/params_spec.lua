@@ -34,6 +34,8 @@ describe("jrpc.params", function()
     { '[1, 2, 3]', 'Invalid params: "note" must be a string' },
     { '[null, 2]', 'Invalid params: "minuend" must be a number' },
     { nil, 'Invalid params: "minuend" is required' },
+    { '"42, 23"', "Invalid params: expected an array or an object" },
+    { "true", "Invalid params: expected an array or an object" },
   }
   for _, f in ipairs(failures) do
     it("rejects " .. tostring(f[1]) .. " with " .. f[2], function()
@@ -90,6 +92,39 @@ describe("jrpc.params", function()
     assert.has_error(function() jrpc.params{ "x:number", "x:string" } end)
     assert.has_error(function() jrpc.params{ 1 } end)
     assert.has_error(function() jrpc.params("x:number") end)
+  end)
+
+  -- the checker is compiled from the declaration (Lua source with each
+  -- name as a quoted literal): names with the punctuation a name may hold
+  it("handles names with every character a name may hold", function()
+    local specs = { "a-b:number", "$ref:string?", "x.y/z:integer", "_k" }
+    assert.same({ ["a-b"] = 1, ["$ref"] = "r", ["x.y/z"] = 3, _k = false },
+      check(specs, '[1, "r", 3, false]'))
+    assert.same({ ["a-b"] = 1, ["x.y/z"] = 3, _k = jrpc.null },
+      check(specs, '{"x.y/z": 3, "a-b": 1, "_k": null}'))
+    local named, msg = check(specs, '{"a-b": 1, "x.y/z": 3.5, "_k": 1}')
+    assert.is_nil(named)
+    assert.equal('Invalid params: "x.y/z" must be an integer', msg)
+  end)
+
+  it("takes params given as plain Lua tables as well as decoded ones", function()
+    local decl = jrpc.params(subtract)
+    assert.same({ minuend = 5, subtrahend = 2 }, decl:check({ 5, 2 }))
+    assert.same({ minuend = 5, subtrahend = 2 }, decl:check({ subtrahend = 2, minuend = 5 }))
+    assert.same({ minuend = 5, subtrahend = 2 }, decl:check(jrpc.array{ 5, 2 }))
+    assert.same({}, jrpc.params{ "x:any?" }:check({}))
+  end)
+
+  it("declares up to MAX_PARAMS params, and raises past it", function()
+    local max = require("jrpc.params").MAX_PARAMS
+    assert.equal(100, max)
+    local specs, values, want = {}, {}, {}
+    for i = 1, max do specs[i], values[i], want["p" .. i] = "p" .. i .. ":integer", i, i end
+    assert.same(want, jrpc.params(specs):check(values))
+    local _, msg = jrpc.params(specs):check({ p1 = 1 })
+    assert.equal('Invalid params: "p2" is required', msg)
+    specs[max + 1] = "one_more"
+    assert.has_error(function() jrpc.params(specs) end, "jrpc.params: at most 100 params, got 101")
   end)
 
   it("answers -32602 through a peer, naming the param", function()

@@ -57,57 +57,101 @@ end
 local Decl = {}
 Decl.__index = Decl
 
-local function fail(fmt, ...)
-  return nil, "Invalid params: " .. string.format(fmt, ...)
-end
-
 -- Values registered with `add_null` (vim.NIL), which count as null too.
 local extra_nulls = setmetatable({}, { __mode = "k" })
 
--- Checks one present value; JSON null counts as absent for an optional param
--- and passes only `any` for a required one.
-local function check_value(p, v, out)
-  if p.optional and (v == null or extra_nulls[v]) then return true end
-  if not p.check(v) then
-    return fail("%q must be %s", p.name, article(p.type))
-  end
-  out[p.name] = v
-  return true
-end
+-- The most params one declaration may name: each is a local of the
+-- compiled checker (Lua allows 200 locals per function).
+M.MAX_PARAMS = 100
 
--- One declared param's value as given (nil: absent).
-local function take_value(p, v, out)
-  if v == nil then
-    if p.optional then return true end
-    return fail("%q is required", p.name)
-  end
-  return check_value(p, v, out)
-end
+-- The message of each way params can fail a declaration. `x` is the
+-- param's index (required, type), the count given, or the unknown key.
+local reasons = {
+  shape = function() return "expected an array or an object" end,
+  count = function(decl, n) return ("expected at most %d params, got %d"):format(#decl, n) end,
+  unknown = function(_, key) return ("unknown param %q"):format(tostring(key)) end,
+  required = function(decl, i) return ("%q is required"):format(decl[i].name) end,
+  type = function(decl, i) return ("%q must be %s"):format(decl[i].name, article(decl[i].type)) end,
+}
 
-local function from_positional(self, params, out)
-  local n = #params
-  if n > #self then
-    return fail("expected at most %d params, got %d", #self, n)
-  end
-  for i = 1, #self do
-    local ok, msg = take_value(self[i], params[i], out)
-    if not ok then return nil, msg end
-  end
-  return out
-end
+-- Types checked inline as `type(v) == name`; the others call their check.
+local plain_types = { number = true, string = true, boolean = true, table = true }
 
-local function from_named(self, params, out)
-  for key in pairs(params) do
-    if not self.by_name[key] then
-      return fail("unknown param %q", tostring(key))
+-- Lua source of the checker: one local per param, the positional or named
+-- form read into them, each validated in declaration order, and the named
+-- table built by one constructor (sized at once, no rehash). With `call`
+-- it tail-calls the handler with that table instead of returning it.
+-- Names are quoted with %q, so any declared name is a safe literal.
+local function checker_source(decl, call, with_ctx)
+  local n, out = #decl, {}
+  local function add(line, ...) out[#out + 1] = line:format(...) end
+  local locals, positional, named, fields = {}, {}, {}, {}
+  for i = 1, n do
+    local key = ("%q"):format(decl[i].name)
+    locals[i], positional[i], named[i] = "v" .. i, "params[" .. i .. "]", "params[" .. key .. "]"
+    fields[i] = "[" .. key .. "] = v" .. i
+  end
+  add("local type, getmetatable, rawget, pairs, array_mt, object_mt, null, extra_nulls, by_name,"
+    .. " checks, fail, fn = ...")
+  add("return function(params%s)", with_ctx and ", ctx" or "")
+  if n > 0 then add("  local %s", table.concat(locals, ", ")) end
+  -- decoded params carry array_mt or object_mt: one getmetatable call
+  -- tells their form (a string's metatable is neither)
+  add("  if params ~= nil then")
+  add("    local mt = getmetatable(params)")
+  add("    if mt ~= array_mt and mt ~= object_mt and type(params) ~= \"table\" then")
+  add("      return fail(\"shape\")")
+  add("    end")
+  add("    if mt == array_mt or (mt ~= object_mt and rawget(params, 1) ~= nil) then")
+  add("      local count = #params")
+  add("      if count > %d then return fail(\"count\", count) end", n)
+  if n > 0 then add("      %s = %s", table.concat(locals, ", "), table.concat(positional, ", ")) end
+  add("    else")
+  add("      for key in pairs(params) do")
+  add("        if by_name[key] == nil then return fail(\"unknown\", key) end")
+  add("      end")
+  if n > 0 then add("      %s = %s", table.concat(locals, ", "), table.concat(named, ", ")) end
+  add("    end")
+  add("  end")
+  for i = 1, n do
+    local p, v = decl[i], "v" .. i
+    local bad = plain_types[p.type] and ("type(%s) ~= %q"):format(v, p.type)
+      or p.type ~= "any" and ("not checks[%d](%s)"):format(i, v)
+    if p.optional then
+      add("  if %s ~= nil then", v)
+      add("    if %s == null or extra_nulls[%s] then %s = nil", v, v, v)
+      if bad then add("    elseif %s then return fail(\"type\", %d)", bad, i) end
+      add("    end")
+      add("  end")
+    else
+      add("  if %s == nil then return fail(\"required\", %d) end", v, i)
+      if bad then add("  if %s then return fail(\"type\", %d) end", bad, i) end
     end
   end
-  for i = 1, #self do
-    local p = self[i]
-    local ok, msg = take_value(p, params[p.name], out)
-    if not ok then return nil, msg end
+  local built = "{ " .. table.concat(fields, ", ") .. " }"
+  if call then
+    add("  return fn(%s%s)", built, with_ctx and ", ctx" or "")
+  else
+    add("  return %s", built)
   end
-  return out
+  add("end")
+  return table.concat(out, "\n")
+end
+
+-- Compile the checker. `call`: the handler to call with the named table
+-- (failures raise -32602); without it, failures return nil, msg.
+local function compile(decl, call, with_ctx)
+  local source = checker_source(decl, call, with_ctx)
+  local chunk = assert(load(source, "=jrpc.params", "t"))
+  local function fail(kind, x)
+    local msg = "Invalid params: " .. reasons[kind](decl, x)
+    if call then errors.raise(INVALID_PARAMS, msg) end
+    return nil, msg
+  end
+  local check_of = {}
+  for i = 1, #decl do check_of[i] = decl[i].check end
+  return chunk(type, getmetatable, rawget, pairs, array_mt, object_mt, null, extra_nulls,
+    decl.by_name, check_of, fail, call)
 end
 
 --- Validate params as they came off the wire.
@@ -115,32 +159,18 @@ end
 ---@return table|nil named  a new table keyed by param name, or nil
 ---@return string|nil msg   `Invalid params: ...` naming the param
 function Decl:check(params)
-  if params == nil then return from_named(self, {}, {}) end
-  if type(params) ~= "table" then
-    return fail("expected an array or an object")
-  end
-  if is_array(params) then return from_positional(self, params, {}) end
-  return from_named(self, params, {})
+  return self._check(params)
 end
 
 --- Wrap a handler so it gets validated, named params; bad params answer -32602.
+--- The wrapper is compiled for this declaration and handler: the checks
+--- inline, the named table built in one constructor, the handler tail-called.
 ---@param fn fun(params: table, ctx: table): any
 ---@return fun(params: any, ctx: table): any
 function Decl:wrap(fn)
   -- a handler that cannot see its context gets a wrapper that cannot
   -- either: the server then makes none (see server.add)
-  if not takes_ctx(fn) then
-    return function(params)
-      local named, msg = self:check(params)
-      if not named then errors.raise(INVALID_PARAMS, msg) end
-      return fn(named)
-    end
-  end
-  return function(params, ctx)
-    local named, msg = self:check(params)
-    if not named then errors.raise(INVALID_PARAMS, msg) end
-    return fn(named, ctx)
-  end
+  return compile(self, fn, takes_ctx(fn))
 end
 
 --- Declare a method's params.
@@ -151,6 +181,9 @@ function M.declare(specs)
   if type(specs) ~= "table" then
     error("jrpc.params: expected a list of \"name:type\" strings", 2)
   end
+  if #specs > M.MAX_PARAMS then
+    error(("jrpc.params: at most %d params, got %d"):format(M.MAX_PARAMS, #specs), 2)
+  end
   local decl = setmetatable({ by_name = {} }, Decl)
   for i = 1, #specs do
     local p = parse_spec(specs[i], i)
@@ -159,6 +192,7 @@ function M.declare(specs)
     end
     decl[i], decl.by_name[p.name] = p, p
   end
+  decl._check = compile(decl)
   return decl
 end
 
