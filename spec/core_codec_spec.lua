@@ -55,6 +55,26 @@ describe("codec: message classification", function()
     assert.are.same({"error", '"x"', {code = -32601, message = "nf"}, "x"}, {kind2, rawid2, err, id2})
   end)
 
+  -- plain numbers and strings are read without cJSON; the rest falls back
+  -- to it: each must come out as the same Lua value either way (integral
+  -- values within 2^53 as integers, whatever their spelling)
+  it("decodes scalar results of every shape to the same value", function()
+    local cases = {
+      { "42", 42, "integer" }, { "-7", -7, "integer" }, { "0", 0, "integer" },
+      { "123456789012345", 123456789012345, "integer" },
+      { "1234567890123456", 1234567890123456, "integer" },
+      { "1.5", 1.5, "float" }, { "-2.25", -2.25, "float" }, { "1e3", 1000, "integer" },
+      { "1.0", 1, "integer" }, { "-0", 0, "integer" },
+      { '"abc"', "abc" }, { '""', "" }, { '"a\\nb"', "a\nb" }, { '"\\u00e9"', "\195\169" },
+    }
+    for _, c in ipairs(cases) do
+      local kind, _, result = one('{"jsonrpc":"2.0","result":' .. c[1] .. ',"id":1}')
+      assert.are.equal("result", kind)
+      assert.are.equal(c[2], result, c[1])
+      if c[3] and math.type then assert.are.equal(c[3], math.type(result), c[1]) end
+    end
+  end)
+
   it("tells a request's reader whether bytes are left, when asked", function()
     local c = core.codec()
     local a = '{"jsonrpc":"2.0","method":"a","id":1}\n'

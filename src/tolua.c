@@ -281,7 +281,9 @@ static void tolua_json (lua_State *L, cJSON **slot, const char *p,
     case 'f': lua_pushboolean(L, 0); return;
     case 'n': push_null(L, null); return;
     case '[': case '{': if (tolua_flat(L, p, e, amt, null)) return; break;
-    default: break;
+    default:  /* a number or string result: the common reply */
+      if (flat_scalar(L, p, e, null) != NULL) return;
+      break;
   }
   if (*slot != NULL) { cJSON_Delete(*slot); *slot = NULL; }
   *slot = cJSON_ParseWithLengthOpts(p, (size_t)(e - p), NULL, 0);

@@ -56,6 +56,16 @@ local function fire(self)
   self:arm(self.peer:tick())
 end
 
+-- The timer and its callback, made on first use. A function of its own:
+-- a closure made inside `arm` would make each of its early returns close
+-- an upvalue (LuaJIT 2.1 cannot compile that, and arm runs per send).
+function Deadlines:_new_timer()
+  local timer = self.uv.new_timer()
+  self.timer = timer
+  self.callback = co.guard(function() fire(self) end, "deadline timer")
+  return timer
+end
+
 --- Make sure the timer fires by `deadline` (default: the peer's next
 --- deadline). A later deadline than the one armed changes nothing: when the
 --- timer fires early, `fire` simply sets it again.
@@ -64,12 +74,7 @@ function Deadlines:arm(deadline)
   deadline = deadline or self.peer:next_deadline()
   if deadline == nil or self.closed then return end
   if self.at and self.at <= deadline then return end
-  local timer = self.timer
-  if timer == nil then
-    timer = self.uv.new_timer()
-    self.timer = timer
-    self.callback = co.guard(function() fire(self) end, "deadline timer")
-  end
+  local timer = self.timer or self:_new_timer()
   -- whole milliseconds, rounded up, so it never fires before the deadline
   -- and never spins at 0 ms on a deadline a fraction of a millisecond away
   local ms = ceil((deadline - self.peer:now()) * 1000)
