@@ -22,14 +22,16 @@ local INFLIGHT = tonumber(os.getenv("MEMORY_INFLIGHT")) or 10000
 local SECONDS = tonumber(os.getenv("MEMORY_SECONDS")) or 2
 local TARGET = 2
 
-local SMALL_QUEUE = 65536  -- a --max-write-queue row: what the default 16 MiB bound costs
+-- rows without the backlog pause (pause_reading_at at the 16 MiB write
+-- bound, as before 2026-12-01's fourth session): what the pause saves
+local NO_PAUSE = 16 * 1024 * 1024
 
 local servers = { bench.cjson }
 for _, r in ipairs(bench.jrpc_servers("jrpc spec_server", bench.root)) do servers[#servers + 1] = r end
 for _, lua in ipairs({ { "lua5.4", "Lua 5.4" }, { "luajit", "LuaJIT" } }) do
-  servers[#servers + 1] = { name = ("jrpc spec_server --max-write-queue %d (%s)"):format(SMALL_QUEUE, lua[2]),
+  servers[#servers + 1] = { name = ("jrpc spec_server --pause-reading-at %d (%s)"):format(NO_PAUSE, lua[2]),
     framing = "ndjson", jrpc = true,
-    cmd = { lua[1], bench.root .. "/examples/spec_server.lua", "--max-write-queue", SMALL_QUEUE } }
+    cmd = { lua[1], bench.root .. "/examples/spec_server.lua", "--pause-reading-at", NO_PAUSE } }
 end
 
 bench.build("memory.lua")

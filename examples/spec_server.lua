@@ -3,6 +3,7 @@
 --
 --   lua5.4 examples/spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp]
 --                                   [--transport uv|blocking] [--max-write-queue BYTES]
+--                                   [--pause-reading-at BYTES]
 --   luajit examples/spec_server.lua ...
 --
 -- --transport uv (the default when luv is installed) serves through
@@ -76,9 +77,14 @@ local function parse_args(argv)
     elseif flag == "--max-write-queue" and tonumber(value) and tonumber(value) > 0 then
       opts.max_write_queue = tonumber(value)
       i = i + 2
+    -- (uv only) how much of its replies may wait unwritten before it stops
+    -- reading, while it awaits no response of its own (default 64 KiB)
+    elseif flag == "--pause-reading-at" and tonumber(value) and tonumber(value) > 0 then
+      opts.pause_reading_at = tonumber(value)
+      i = i + 2
     else
       io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]"
-        .. " [--transport uv|blocking] [--max-write-queue BYTES]\n")
+        .. " [--transport uv|blocking] [--max-write-queue BYTES] [--pause-reading-at BYTES]\n")
       os.exit(2)
     end
   end

@@ -7,6 +7,10 @@
 -- message says how much is queued). What is queued stays queued and goes
 -- out as the other side reads; below half the bound the connection reads
 -- and sends again.
+--
+-- The backlog pause (pause_reading_at, default 64 KiB): while none of our
+-- own requests awaits a response and more than that is queued, reading
+-- stops until the queue is back at half of it; sending stays allowed.
 local S = dofile("spec/uv_support.lua")
 local loop = S.loop
 
@@ -103,5 +107,71 @@ while true do io.write(req) end
       local queued = child:write_queue_size()
       assert.is_true(queued > 64 * 1024 and queued < 64 * 1024 + 128 * 1024, "queued " .. queued)
     end, 30)
+  end)
+
+  -- a child that writes 1 KiB echo requests without end and reads nothing;
+  -- `prefix` runs first in its shell
+  local function flooder(prefix, count)
+    local loop_line = count and ("for _ = 1, " .. count .. [[ do io.write(req) end io.stdout:flush() os.execute("sleep 30")]])
+      or "while true do io.write(req) end"
+    return prefix .. "exec " .. S.INTERP .. [[ -e '
+local req = [=[{"jsonrpc":"2.0","method":"echo","params":["]] .. string.rep("y", 1000) .. [["],"id":1}
+]=]
+]] .. loop_line .. "'"
+  end
+
+  it("stops reading while its replies back up and it awaits nothing, yet may still send", function()
+    S.run(function()
+      local child = assert(S.sh(flooder("")))
+      child.peer:method("echo", function(p) return p end)
+      assert.is_true(S.wait_until(function() return child:write_queue_size() > 64 * 1024 end, 5))
+      loop:sleep(0.2)
+      local handled = child.peer:stats().handled
+      loop:sleep(0.3)
+      assert.are.equal(handled, child.peer:stats().handled)  -- nothing more was read
+      local queued = child:write_queue_size()
+      assert.is_true(queued > 64 * 1024 and queued < 64 * 1024 + 128 * 1024, "queued " .. queued)
+      assert.is_nil(child:busy())                          -- not the hard bound: sending is allowed
+      assert.is_true(child.peer:notify("note", { 1 }))
+    end, 30)
+  end)
+
+  it("reads on while a request of its own awaits a response, up to the hard bound", function()
+    S.run(function()
+      local child = assert(S.sh(flooder(""), { max_write_queue = 256 * 1024 }))
+      child.peer:method("echo", function(p) return p end)
+      local settled
+      child.peer:request("never_answered", {}, function(err) settled = err end)
+      assert.is_true(S.wait_until(function() return child:busy() ~= nil end, 5),
+        "queued " .. child:write_queue_size())
+      assert.is_true(child:write_queue_size() > 256 * 1024)
+      assert.are.equal(1, child.peer:awaiting())
+      child:kill("sigkill")
+      assert.is_true(S.wait_until(function() return settled ~= nil end, 5))
+      assert.are.equal(0, child.peer:awaiting())
+    end, 30)
+  end)
+
+  it("reads again once the other side takes the backlog", function()
+    S.run(function()
+      -- 500 requests; the child's stdin is drained only after 0.6 s (an
+      -- asynchronous list gets /dev/null as stdin: it reads a copy, fd 3)
+      local child = assert(S.sh(flooder("exec 3<&0; (sleep 0.6; exec cat <&3 >/dev/null) & ", 500)))
+      child.peer:method("echo", function(p) return p end)
+      loop:sleep(0.3)
+      local early = child.peer:stats().handled
+      assert.is_true(early < 500, "handled " .. early .. " before the backlog was read")
+      assert.is_true(child:write_queue_size() < 64 * 1024 + 128 * 1024)
+      assert.is_true(S.wait_until(function() return child.peer:stats().handled == 500 end, 10),
+        "handled " .. child.peer:stats().handled)
+      child:kill("sigkill")
+    end, 30)
+  end)
+
+  it("rejects a pause_reading_at that is not a positive number", function()
+    for _, bad in ipairs({ 0, -1, "64" }) do
+      assert.has_error(function() S.sh("exec sleep 1", { pause_reading_at = bad }) end,
+        "pause_reading_at must be a positive number")
+    end
   end)
 end)

@@ -373,6 +373,12 @@ function M.settle_all(peer, reason)
   end
 end
 
+--- How many of our requests await their response.
+---@return integer
+function M.awaiting(peer)
+  return peer._calls.pending:count()
+end
+
 --- Counters of the pending table.
 function M.stats(peer)
   return peer._calls.pending:stats()

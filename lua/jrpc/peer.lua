@@ -243,6 +243,13 @@ function Peer:logger()
   return self._log
 end
 
+--- How many of this peer's own requests await their response (what
+--- `stats().pending` counts, without making a table).
+---@return integer
+function Peer:awaiting()
+  return client.awaiting(self)
+end
+
 --- Counters: pending, unmatched, settled, expired, max_pending (from the
 --- pending table), handled, invalid, failed, dropped_notifications (no
 --- handler), unknown_cancels, in_flight (handlers that wait), idle_workers,

@@ -17,6 +17,15 @@
 -- peer may send again. The queue can pass the bound by what one read
 -- produces (the replies to one chunk) plus one message: it never grows with
 -- what the other side sends while it does not read.
+--
+-- Backlog pause (`pause_reading_at`, default 64 KiB, well below the bound):
+-- while none of our own requests awaits a response and more than this is
+-- queued, the connection stops reading until the queue is back at or below
+-- half of it. A server whose client reads slowly then leaves the client's
+-- requests in the kernel instead of turning them into replies in its heap
+-- (as a blocking loop does). Sending stays allowed. With a request of ours
+-- in flight it reads on: its response may be what the other side waits to
+-- hand us, and two peers that both stopped reading would wait forever.
 local peer_mod = require "jrpc.peer"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
@@ -25,6 +34,7 @@ local handles = require "jrpc.uv.handles"
 local M = {}
 
 M.DEFAULT_MAX_WRITE_QUEUE = 16 * 1024 * 1024
+M.DEFAULT_PAUSE_READING_AT = 64 * 1024
 -- How long a closing connection may take to hand its queued bytes to the
 -- other side before the handle is closed anyway (seconds).
 M.LINGER = 2
@@ -43,9 +53,10 @@ M.Connection = Connection
 -- Reading
 -- =======================================================================
 
--- Read while open, not at the end, not busy and not paused by pump().
+-- Read while open, not at the end, not busy, not paused by a backlog and
+-- not paused by pump().
 function Connection:_update_reading()
-  local want = not (self._closed or self._eof or self._busy or self._paused)
+  local want = not (self._closed or self._eof or self._busy or self._backlog or self._paused)
   if want == self._reading then return end
   self._reading = want
   if want then
@@ -148,9 +159,17 @@ function Connection:_try_write(bytes)
   return bytes:sub(n + 1)
 end
 
+-- The backlog pause starts or ends (see the top of this file).
+function Connection:_set_backlog(on)
+  self._backlog = on
+  self:_update_reading()
+end
+
 function Connection:_send(bytes)
   local writer = self.writer
   if writer:is_closing() then return end
+  -- a request of ours may be what this sends: read for its response
+  if self._backlog and self.peer:awaiting() > 0 then self:_set_backlog(false) end
   if not self._writing then bytes = self:_try_write(bytes) end
   if bytes == nil then  -- all written already
     return self.deadlines:arm()
@@ -164,7 +183,11 @@ function Connection:_send(bytes)
   end
   if not self._busy then
     local queued = self:write_queue_size()
-    if queued > self.max_write_queue then self:_set_busy(true, queued) end
+    if queued > self.max_write_queue then
+      self:_set_busy(true, queued)
+    elseif queued > self.pause_reading_at and not self._backlog and self.peer:awaiting() == 0 then
+      self:_set_backlog(true)
+    end
   end
   self.deadlines:arm()
 end
@@ -187,6 +210,9 @@ function Connection:_on_written(err)
   self:_flush_held()
   if self._busy and self.writer:get_write_queue_size() <= self.max_write_queue / 2 then
     self:_set_busy(false)
+  end
+  if self._backlog and self.writer:get_write_queue_size() <= self.pause_reading_at / 2 then
+    self:_set_backlog(false)
   end
 end
 
@@ -280,7 +306,7 @@ end
 local function check_limit(opts, name, default)
   local v = opts[name]
   if v == nil then return default end
-  if type(v) ~= "number" or v < 0 or (v == 0 and name == "max_write_queue") then
+  if type(v) ~= "number" or v < 0 or (v == 0 and name ~= "finish_grace") then
     error(name .. " must be a positive number", 4)
   end
   return v
@@ -297,9 +323,10 @@ function M.new(loop, reader, writer, opts, eof_reason)
   local self = setmetatable({
     loop = loop, uv = loop.uv, reader = reader, writer = writer,
     max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
+    pause_reading_at = check_limit(opts, "pause_reading_at", M.DEFAULT_PAUSE_READING_AT),
     finish_grace = check_limit(opts, "finish_grace", M.FINISH_GRACE), eof_reason = eof_reason,
     on_close = opts.on_close, _close_hooks = {},
-    _closed = false, _eof = false, _busy = false, _paused = false, _reading = false,
+    _closed = false, _eof = false, _busy = false, _backlog = false, _paused = false, _reading = false,
   }, Connection)
   self.peer = peer_mod.new(peer_options(opts, function(bytes) self:_send(bytes) end))
   local log = self.peer:logger()
