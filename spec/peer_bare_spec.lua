@@ -66,6 +66,27 @@ describe("bare handlers (no context parameter)", function()
     assert.equal(0, peer:stats().in_flight)
   end)
 
+  it("in a read of several (no pcall of their own), a raise ends only its request: the rest is served, in order", function()
+    local peer, out, logs = capture{ methods = {
+      ping = function() return "pong" end,
+      boom = function(p) error("boom " .. tostring(p[1])) end,
+    } }
+    peer:receive(request("ping", 1) .. request("boom", 2, "[2]") .. request("ping", 3)
+      .. request("boom", 4, "[4]") .. request("ping", 5))
+    assert.same({
+      line '{"jsonrpc":"2.0","result":"pong","id":1}'
+      .. line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2}'
+      .. line '{"jsonrpc":"2.0","result":"pong","id":3}'
+      .. line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":4}',
+      line '{"jsonrpc":"2.0","result":"pong","id":5}',
+    }, out)
+    assert.equal(2, #logs)
+    assert.truthy(logs[1]:find('method "boom" failed: .*boom 2'), logs[1])
+    assert.truthy(logs[2]:find('method "boom" failed: .*boom 4'), logs[2])
+    local stats = peer:stats()
+    assert.same({ 5, 2, 0 }, { stats.handled, stats.failed, stats.in_flight })
+  end)
+
   it("alone in their read (no pcall of their own), raising at once or after a wait: -32603, logged", function()
     local peer, out, logs = asking_peer(function() error("after the wait") end)
     peer:method("boom", function() error("at once") end)

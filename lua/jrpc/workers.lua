@@ -148,6 +148,22 @@ function Pool:start(co, job, a, b, c, d, e, f, g, h)
   return outcome(self, co, ok, signal)
 end
 
+--- Like `start`, for a job that catches no errors of its own: a raise ends
+--- the worker (dropped, not logged) and comes back as "raised" and the
+--- error, for the caller to answer. (A raise after a wait reaches
+--- `on_raised`, as for `run`.)
+---@return string outcome  "done" | "waiting" | "raised" | "foreign"
+---@return any err  with "raised"
+function Pool:start_raw(co, job, a, b, c, d, e, f, g, h)
+  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
+  if signal == IDLE then
+    give_back(self, co)
+    return "done"
+  end
+  if not ok then return "raised", signal end
+  return outcome(self, co, ok, signal)
+end
+
 --- A function `run(job, a, b, c, d)` that runs `job(co, a, b, c, d)` on
 --- a worker `co` of the pool: `take` and `start` in one call, for the
 --- common read. The runner keeps the worker it last used at hand, as an
