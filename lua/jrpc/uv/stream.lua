@@ -96,7 +96,10 @@ function Connection:_on_read(err, data)
     self._reading = false  -- libuv stops reading by itself at the end
     return self:_ended(self.eof_reason)
   end
-  co.call(self.peer.receive, "receive", self.peer:logger(), self.peer, data)
+  -- no pcall of its own: the read callback's guard reports a raise
+  -- ("read failed: ..."), and the peer answers the next read as usual
+  local peer = self.peer
+  peer:receive(data)
   local deadline = loop._pump_deadline
   if deadline and loop.uv.hrtime() >= deadline and not self._closed then
     self:_pause_for_pump()
