@@ -153,6 +153,18 @@ local function deadline_of(peer, opts)
   return calls.clock() + timeout
 end
 
+-- The counter's next value not in flight (some are: ids the caller chose).
+local function next_free(calls, deadline)
+  local pending = calls.pending
+  while true do
+    local id = calls.next_id
+    calls.next_id = id + 1
+    local rawid = rawid_of(id)
+    local slot, why = pending:add(rawid, deadline)
+    if slot ~= nil or why ~= "duplicate id" then return id, rawid, slot, why end
+  end
+end
+
 -- Pick an id and a pending slot: the caller's id, or the next counter value
 -- that is not in flight. Returns id, rawid, slot or id, rawid, nil, why.
 local function reserve(peer, chosen, deadline)
@@ -166,13 +178,15 @@ local function reserve(peer, chosen, deadline)
     end
     return chosen, rawid, slot, why
   end
-  while true do
-    local id = calls.next_id
-    calls.next_id = id + 1
-    local rawid = rawid_of(id)
-    local slot, why = pending:add(rawid, deadline)
-    if slot ~= nil or why ~= "duplicate id" then return id, rawid, slot, why end
-  end
+  -- the next counter value; skipping ids the caller chose is the rare case,
+  -- in a loop of its own (an inner loop would keep LuaJIT from compiling
+  -- the whole request path as one trace)
+  local id = calls.next_id
+  calls.next_id = id + 1
+  local rawid = rawid_of(id)
+  local slot, why = pending:add(rawid, deadline)
+  if slot ~= nil or why ~= "duplicate id" then return id, rawid, slot, why end
+  return next_free(calls, deadline)
 end
 
 local function check_call(method, callback)
