@@ -1,6 +1,8 @@
 -- bench/jrpc_loop.lua: the same loop through jrpc's peer: one message (with
 -- its trailing "\n") per peer:receive call; replies arrive through `send`.
 -- make(handlers) -> step(line) -> reply bytes or nil, replies() -> count.
+-- A handler given as { fn = f, params = {...} } is registered behind that
+-- jrpc.params declaration.
 -- Raises {skip = why} while jrpc's Lua layer is not there yet.
 local found, jrpc = pcall(require, "jrpc")
 if not found then
@@ -22,7 +24,11 @@ return function(handlers)
     end,
   }
   for name, fn in pairs(handlers) do
-    peer:method(name, fn)
+    if type(fn) == "table" then  -- { fn = handler, params = declaration }
+      peer:method(name, fn.fn, jrpc.params(fn.params))
+    else
+      peer:method(name, fn)
+    end
   end
   local function step(line)
     out = nil
