@@ -81,20 +81,22 @@ M.params = params.declare
 ---@type fun(opts: table): jrpc.Peer
 M.peer = peer.new
 
---- The blocking stdio transport: `jrpc.stdio.serve{ methods = {...} }`.
-M.stdio = require "jrpc.stdio"
-
 --- Transports on libuv: `jrpc.uv.new(require "luv")` (or `vim.uv`). Loading
 --- it does not load luv: the luv module is always passed in.
 M.uv = require "jrpc.uv"
 
---- Neovim helpers (`jrpc.nvim.main()`, `schedule_wrap`, `loop()`); loaded
---- on first use, and only meaningful inside Neovim.
+-- Loaded on first use (a program on libuv never maps the blocking
+-- transport's C module, about 100 KiB of resident memory):
+--   jrpc.stdio  the blocking stdio transport: `jrpc.stdio.serve{ methods = {...} }`
+--   jrpc.nvim   Neovim helpers (`jrpc.nvim.main()`, `schedule_wrap`, `loop()`),
+--               only meaningful inside Neovim
+local lazy = { stdio = "jrpc.stdio", nvim = "jrpc.nvim" }
 setmetatable(M, { __index = function(t, k)
-  if k == "nvim" then
-    local nvim = require "jrpc.nvim"
-    rawset(t, "nvim", nvim)
-    return nvim
+  local name = lazy[k]
+  if name then
+    local mod = require(name)
+    rawset(t, k, mod)
+    return mod
   end
 end })
 
