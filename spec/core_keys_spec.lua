@@ -108,6 +108,23 @@ describe("codec: object keys", function()
     end
   end)
 
+  it("method names alike but for one byte or the length, alternating", function()
+    local c = core.codec()
+    -- {JSON text of the name, the name}
+    local names = {{"abcd", "abcd"}, {"abxd", "abxd"}, {"a", "a"}, {"aa", "aa"},
+      {"tools/call", "tools/call"}, {"tools/calL", "tools/calL"},
+      {("m"):rep(32), ("m"):rep(32)}, {("m"):rep(31) .. "n", ("m"):rep(31) .. "n"},
+      {("m"):rep(33), ("m"):rep(33)}, {("m"):rep(34), ("m"):rep(34)},
+      {"a\\u0062cd", "abcd"}, {"ab\\\\d", "ab\\d"}}
+    for _ = 1, 3 do
+      for _, n in ipairs(names) do
+        local kind, method = c:next('{"jsonrpc":"2.0","method":"' .. n[1] .. '","id":1}\n')
+        assert.are.equal("request", kind)
+        assert.are.equal(n[2], method)
+      end
+    end
+  end)
+
   it("keys stay right across collections", function()
     local c = core.codec()
     for i = 1, 200 do

@@ -179,6 +179,7 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null) {
   M->kinds = MSG_KINDS;
   M->keys.table = KEY_CACHE;
   M->keys.bytes = KEY_BYTES;
+  M->keys.K = NULL;
 }
 
 

@@ -252,14 +252,16 @@ static void tolua_string (lua_State *L, Buf *scratch, const char *p,
 static void tolua_json (lua_State *L, cJSON **slot, const char *p,
                         const char *e, int amt, int null);
 /* the key cache (tolua_keycache): two values, found by their indexes */
+typedef struct KeyCache KeyCache;
 typedef struct KeyRef {
-  int table;   /* its strings (0: no cache) */
-  int bytes;   /* a userdata: a copy of their bytes */
+  int table;     /* its strings (0: no cache) */
+  int bytes;     /* a userdata: a copy of their bytes */
+  KeyCache *K;   /* that userdata's block, once fetched (NULL before) */
 } KeyRef;
 
 /* what a decode knows of a value it pushes (tolua_jsonk) */
 typedef struct Hint {
-  KeyRef keys;          /* the key cache, or keys.table == 0 */
+  KeyRef *keys;         /* the key cache, or NULL */
   const FlatRec *rec;   /* the scanner's record, if it is of this value */
   int size;             /* its members or elements, or -1 */
 } Hint;
@@ -267,6 +269,7 @@ typedef struct Hint {
 static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
                          const char *e, int amt, int null, const Hint *h);
 static void tolua_keycache (lua_State *L);
+static void tolua_key (lua_State *L, KeyRef *kr, const char *k, size_t len);
 /* }====================================================== */
 
 

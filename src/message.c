@@ -228,7 +228,7 @@ static void msg_kinds (lua_State *L) {
 /* push the params, result or error value 's' */
 static void push_value (lua_State *L, MsgCtx *M, const Span *s) {
   Hint h;
-  h.keys = M->keys;
+  h.keys = &M->keys;
   h.rec = (M->rec.at == s->p) ? &M->rec : NULL;
   h.size = s->n;
   tolua_jsonk(L, M->tree, s->p, s->e, M->amt, M->null, &h);
@@ -238,9 +238,9 @@ static void push_value (lua_State *L, MsgCtx *M, const Span *s) {
 static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   int isreq = (env->id.p != NULL);
   lua_rawgeti(L, M->kinds, isreq ? KIND_REQUEST : KIND_NOTIFICATION);
-  if (env->method_plain)   /* the scanner saw no escape: no search for one */
-    lua_pushlstring(L, env->method.p + 1,
-                    (size_t)(env->method.e - env->method.p - 2));
+  if (env->method_plain)   /* no escape (the scanner saw): a repeated name */
+    tolua_key(L, &M->keys, env->method.p + 1,
+              (size_t)(env->method.e - env->method.p - 2));
   else tolua_string(L, M->scratch, env->method.p, env->method.e);
   if (env->params.p != NULL)
     push_value(L, M, &env->params);

@@ -232,23 +232,26 @@ static const char *flat_scalar (lua_State *L, const char *p, const char *e,
 
 /*
 ** The key cache, one per module instance (upvalues of the codec
-** methods): the keys every message repeats ("minuend", "uri", ...) are
-** pushed by a table read instead of lua_pushlstring, which hashes the
+** methods): the keys and method names every message repeats ("minuend",
+** "uri", "tools/call") are pushed by a table read instead of
+** lua_pushlstring, which hashes the
 ** bytes and compares them again in the string table. A table holds the
 ** strings (so the collector keeps them) and a userdata a copy of their
 ** bytes (so a lookup is a C comparison); a key goes to the slot its
 ** length and end bytes pick. Both change together, with no Lua code run
 ** in between (the store goes to the table's array part: no allocation),
 ** so a finalizer that reenters a decode and refills a slot leaves them
-** agreeing. Keys longer than KEY_MAX are not kept: bounded memory.
+** agreeing. Keys longer than KEY_MAX are not kept: bounded memory. The
+** userdata is an upvalue of the running method, so its block (KeyRef.K,
+** fetched once per decode) stays where it is while the decode runs.
 */
 #define KEY_SLOTS  32   /* a power of 2 */
 #define KEY_MAX    32
 
-typedef struct KeyCache {
+struct KeyCache {
   unsigned char len[KEY_SLOTS];   /* 0: empty (an empty key is not kept) */
   char s[KEY_SLOTS][KEY_MAX];
-} KeyCache;
+};
 
 
 /* push the key cache's two values */
@@ -291,16 +294,16 @@ static int same_key (const char *a, const char *b, size_t len) {
 
 
 /* push the key [k, k + len) (no escapes), through the cache in 'kr' */
-static inline void push_key (lua_State *L, const KeyRef *kr, KeyCache **Kp,
-                             const char *k, size_t len) {
+static inline void push_key (lua_State *L, KeyRef *kr, const char *k,
+                             size_t len) {
   KeyCache *K;
   unsigned slot;
   if (kr == NULL || kr->table == 0 || len == 0 || len > KEY_MAX) {
     lua_pushlstring(L, k, len);
     return;
   }
-  if ((K = *Kp) == NULL)   /* fetched once per object */
-    K = *Kp = (KeyCache *)lua_touserdata(L, kr->bytes);
+  if ((K = kr->K) == NULL)   /* fetched once per decode */
+    K = kr->K = (KeyCache *)lua_touserdata(L, kr->bytes);
   slot = (unsigned)(len * 7 + (unsigned char)k[0] +
                     (unsigned char)k[len - 1] * 3) & (KEY_SLOTS - 1);
   if (K->len[slot] == len && same_key(K->s[slot], k, len)) {
@@ -315,6 +318,12 @@ static inline void push_key (lua_State *L, const KeyRef *kr, KeyCache **Kp,
 }
 
 
+/* push the string [k, k + len) through the key cache (method names) */
+static void tolua_key (lua_State *L, KeyRef *kr, const char *k, size_t len) {
+  push_key(L, kr, k, len);
+}
+
+
 /*
 ** An array or object of flat scalars (the common params: [42, 23],
 ** {"a": 1, "b": "x"}), built without cJSON: no tree to allocate, no
@@ -324,9 +333,8 @@ static inline void push_key (lua_State *L, const KeyRef *kr, KeyCache **Kp,
 ** it was, for anything else.
 */
 static int tolua_flat (lua_State *L, const char *p, const char *e, int amt,
-                       int null, const KeyRef *keys, int size) {
+                       int null, KeyRef *keys, int size) {
   int top = lua_gettop(L), object = (*p == '{'), i = 1;
-  KeyCache *K = NULL;
   /* unknown: room for the common few; a cap, as the table may be dropped */
   if (size < 0 || size > 64) size = (size < 0) ? 4 : 64;
   lua_createtable(L, object ? 0 : size, object ? size : 0);
@@ -336,7 +344,7 @@ static int tolua_flat (lua_State *L, const char *p, const char *e, int amt,
       const char *k = p + 1;
       for (p = scan_plainrun(k, e); p < e && *p != '"'; p++)
         if (*p == '\\') goto not_flat;
-      push_key(L, keys, &K, k, (size_t)(p - k));
+      push_key(L, keys, k, (size_t)(p - k));
       p = flat_ws(p + 1, e) + 1;  /* the ':' */
       p = flat_ws(p, e);
     }
@@ -362,14 +370,13 @@ not_flat:
 ** are known and of the simple kinds, so nothing is read twice.
 */
 static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
-                         const KeyRef *keys) {
+                         KeyRef *keys) {
   int i, object = (*R->at == '{');
-  KeyCache *K = NULL;
   lua_createtable(L, object ? 0 : R->n, object ? R->n : 0);
   for (i = 0; i < R->n; i++) {
     const FlatItem *it = &R->item[i];
     const char *v = it->v;
-    if (object) push_key(L, keys, &K, it->k + 1, (size_t)(it->ke - it->k - 2));
+    if (object) push_key(L, keys, it->k + 1, (size_t)(it->ke - it->k - 2));
     switch (*v) {
       case '"': lua_pushlstring(L, v + 1, (size_t)(it->ve - v - 2)); break;
       case 't': lua_pushboolean(L, 1); break;
@@ -413,10 +420,10 @@ static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
         if (tolua_flat(L, p, e, amt, null, NULL, -1)) return;
       }
       else if (h->rec != NULL && h->rec->flat) {
-        push_record(L, h->rec, amt, null, &h->keys);
+        push_record(L, h->rec, amt, null, h->keys);
         return;
       }
-      else if (tolua_flat(L, p, e, amt, null, &h->keys, h->size)) return;
+      else if (tolua_flat(L, p, e, amt, null, h->keys, h->size)) return;
       break;
     default: break;
   }
