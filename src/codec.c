@@ -5,14 +5,15 @@
 ** Methods get upvalue 1 = core.array_mt and upvalue 2 = core.object_mt.
 */
 
-#define CODEC_MT  "jrpc.Codec"
+/* an array, not a literal: its one address is the codec's ud_open mark */
+static const char CODEC_MT[] = "jrpc.Codec";
 
 #define DEFAULT_MAX_BYTES  (16u * 1024u * 1024u)
 #define DEFAULT_MAX_BATCH  1000
 #define HEAD  48  /* room for "Content-Length: " + 20 digits + CRLFCRLF */
 
-/* methods carry the codec metatable as upvalue 3 (udata.c) */
-#define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(4), CODEC_MT))
+/* methods carry the codec metatable as upvalue 6 (udata.c) */
+#define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(6), CODEC_MT))
 
 
 /*
@@ -25,7 +26,7 @@ static int codec_gc (lua_State *L) {
   buf_free(L, &C->out);
   if (C->work != NULL && !C->work->busy) work_free(L, C->work);
   C->work = NULL;
-  C->h.closed = 1;
+  ud_close(&C->h);
   return 0;
 }
 
@@ -160,6 +161,7 @@ static int codec_new (lua_State *L) {
                               1 << 30);
   opt_null(L, C);
   frame_init(&C->F, lsp, (size_t)max_bytes);
+  ud_open(&C->h, CODEC_MT);   /* complete: its methods may take it */
   lua_settop(L, 1);
   return 1;
 }
@@ -175,6 +177,9 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null) {
   M->amt = AMT;
   M->null = null;
   M->kinds = MSG_KINDS;
+  M->keys.table = KEY_CACHE;
+  M->keys.bytes = KEY_BYTES;
+  M->keys.K = NULL;
 }
 
 
@@ -480,5 +485,6 @@ static void codec_open (lua_State *L) {
   lua_pushvalue(L, -2);  /* array_mt: upvalue 1 */
   lua_pushvalue(L, -2);  /* object_mt: upvalue 2 */
   msg_kinds(L);          /* the kind strings: upvalue 3 (MSG_KINDS) */
-  ud_newmeta(L, CODEC_MT, meta, codec_methods, 3);  /* metatable: upvalue 4 */
+  tolua_keycache(L);     /* object keys: upvalues 4 and 5 (KEY_CACHE) */
+  ud_newmeta(L, CODEC_MT, meta, codec_methods, 5);  /* metatable: upvalue 6 */
 }

@@ -130,7 +130,9 @@ static inline char *buf_reserve (lua_State *L, Buf *b, size_t extra);
 #if !defined(JR_CORE_TLS)   /* jrpc.core_tls appends nothing */
 static void buf_add (lua_State *L, Buf *b, const char *s, size_t len);
 static void buf_addc (lua_State *L, Buf *b, char c);
-#define buf_addlit(L, b, s)  buf_add(L, b, "" s, sizeof(s) - 1)
+static inline void buf_addfixed (lua_State *L, Buf *b, const char *s,
+                                 size_t len);
+#define buf_addlit(L, b, s)  buf_addfixed(L, b, "" s, sizeof(s) - 1)
 #endif
 /* }====================================================== */
 
@@ -139,12 +141,17 @@ static void buf_addc (lua_State *L, Buf *b, char c);
 ** udata.c — the one recipe for the core's userdata types
 ** ======================================================= */
 typedef struct UdHead {
+  const char *open;   /* a type that sets it (ud_open): its name while the
+                         object is usable, NULL once closed; 'self' is then
+                         checked without its metatable */
   int closed;   /* set by __gc/__close: the object holds nothing any more */
 } UdHead;
 
 static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
                         const luaL_Reg *methods, int nup);
 static void *ud_check (lua_State *L, int mt, const char *tname);
+static inline void ud_open (UdHead *h, const char *tname);
+static inline void ud_close (UdHead *h);
 static void ud_checkoptions (lua_State *L, int opts, const char *const *known,
                              const char *what);
 /* }====================================================== */
@@ -187,13 +194,39 @@ static void num_push (lua_State *L, double d);
 /* {======================================================
 ** scan.c — the strict JSON validator (builds nothing)
 ** ======================================================= */
+/*
+** A record of a container of scalars (params [42, 23], {"a": 1}) made
+** while it is scanned, so that tolua.c pushes it without reading its text
+** again. Only one container records: the one the scanner meets next after
+** a caller set Scan.rec (so nested ones do not); 'flat' tells whether
+** it could be pushed from the record.
+*/
+#define FLAT_MAX  8   /* members or elements a record holds */
+
+typedef struct FlatItem {
+  const char *k, *ke;   /* an object's key token, quotes included */
+  const char *v, *ve;   /* the value token */
+} FlatItem;
+
+typedef struct FlatRec {
+  const char *at;   /* the container's first byte, or NULL: no record */
+  int flat;         /* at most FLAT_MAX scalars, every string and key
+                       without escapes, every number an integer of at
+                       most 15 digits (not -0) */
+  int n;
+  FlatItem item[FLAT_MAX];
+} FlatRec;
+
 typedef struct Scan {
+  FlatRec *rec;        /* set: the next container records into it */
   const char *err;     /* static description of the first error */
   const char *at;      /* where it happened */
   int max_depth;
   int too_deep;        /* the error is a depth limit, not bad JSON */
   int has_nul;         /* some string holds \u0000 (cJSON would cut it) */
   int has_escape;      /* some string holds an escape (set, never cleared) */
+  int count;           /* members or elements of the last container closed
+                          (after a container, the container itself) */
 } Scan;
 
 static const char *scan_fail (Scan *S, const char *p, const char *msg);
@@ -201,6 +234,7 @@ static const char *scan_skipws (const char *p, const char *e);
 static int scan_utf8len (const unsigned char *p, const unsigned char *e);
 static long scan_hex4 (const char *p);
 static const char *scan_string (Scan *S, const char *p, const char *e);
+static inline const char *scan_plainrun (const char *p, const char *e);
 static const char *scan_number (Scan *S, const char *p, const char *e,
                                 int *isint);
 static const char *scan_value (Scan *S, const char *p, const char *e,
@@ -217,6 +251,25 @@ static void tolua_string (lua_State *L, Buf *scratch, const char *p,
                           const char *e);
 static void tolua_json (lua_State *L, cJSON **slot, const char *p,
                         const char *e, int amt, int null);
+/* the key cache (tolua_keycache): two values, found by their indexes */
+typedef struct KeyCache KeyCache;
+typedef struct KeyRef {
+  int table;     /* its strings (0: no cache) */
+  int bytes;     /* a userdata: a copy of their bytes */
+  KeyCache *K;   /* that userdata's block, once fetched (NULL before) */
+} KeyRef;
+
+/* what a decode knows of a value it pushes (tolua_jsonk) */
+typedef struct Hint {
+  KeyRef *keys;         /* the key cache, or NULL */
+  const FlatRec *rec;   /* the scanner's record, if it is of this value */
+  int size;             /* its members or elements, or -1 */
+} Hint;
+
+static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
+                         const char *e, int amt, int null, const Hint *h);
+static void tolua_keycache (lua_State *L);
+static void tolua_key (lua_State *L, KeyRef *kr, const char *k, size_t len);
 /* }====================================================== */
 
 
@@ -292,6 +345,8 @@ typedef struct MsgCtx {
   int amt;         /* stack index of core.array_mt */
   int null;        /* stack index of the value for JSON null; 0: core.null */
   int kinds;       /* stack index of the kind strings (msg_kinds) */
+  KeyRef keys;     /* the key cache, or keys.table == 0 */
+  FlatRec rec;     /* the params', result's or error's record */
 } MsgCtx;
 
 /* indexes into the table of kind strings */
@@ -312,6 +367,8 @@ static int msg_decode (lua_State *L, MsgCtx *M, const char *p,
 #define AMT  lua_upvalueindex(1)   /* core.array_mt, in codec methods */
 #define OMT  lua_upvalueindex(2)   /* core.object_mt */
 #define MSG_KINDS  lua_upvalueindex(3)  /* the kind strings (msg_kinds) */
+#define KEY_CACHE  lua_upvalueindex(4)  /* object keys (tolua_keycache): */
+#define KEY_BYTES  lua_upvalueindex(5)  /* their strings, their bytes */
 
 #define DEFAULT_MAX_DEPTH  128
 #define DEPTH_CEILING      1000    /* cJSON's own nesting limit */

@@ -6,19 +6,23 @@
 ** built by cJSON (tolua.c). See CORE_API.md for what is pushed.
 */
 
-/* a member's value: the bytes [p, e), or p == NULL when absent */
-typedef struct Span { const char *p, *e; } Span;
+/* a member's value: the bytes [p, e), or p == NULL when absent; 'n': the
+   size of a container (its members or elements) */
+typedef struct Span { const char *p, *e; int n; } Span;
 
 typedef struct Envelope {
   Span jsonrpc, method, id, params, result, error;
   int id_isint;      /* the id is a number without fraction or exponent */
   int value_nul;     /* params, result or error holds a \u0000 (cJSON
                         would cut it); ids and method names may hold one */
+  int method_plain;  /* the method's token holds no escape: its bytes are
+                        its name */
   const char *dup;   /* name of a member given twice */
 } Envelope;
 
 
 static void reset_scan (MsgCtx *M) {
+  M->S.rec = NULL; M->rec.at = NULL;
   M->S.err = NULL; M->S.at = NULL;
   M->S.too_deep = 0; M->S.has_nul = 0; M->S.has_escape = 0;
 }
@@ -87,7 +91,11 @@ static Span *member_slot (lua_State *L, MsgCtx *M, Envelope *env,
 static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
                                   const char *p, const char *e) {
   Scan *S = &M->S;
-  memset(env, 0, sizeof(*env));
+  /* field by field: a memset of the whole struct costs more */
+  env->jsonrpc.p = env->method.p = env->id.p = NULL;
+  env->params.p = env->result.p = env->error.p = NULL;
+  env->id_isint = 0; env->value_nul = 0; env->method_plain = 0;
+  env->dup = NULL;
   p = scan_skipws(p + 1, e);
   if (p < e && *p == '}') return p + 1;
   for (;;) {
@@ -105,16 +113,23 @@ static const char *scan_envelope (lua_State *L, MsgCtx *M, Envelope *env,
     S->has_nul = 0;
     if (slot == &env->id && v < e && (*v == '-' || num_isdigit(*v)))
       p = scan_number(S, v, e, &env->id_isint);
-    else
+    else {
+      /* the values Lua gets as tables: recorded, to be pushed from it */
+      if (slot == &env->params || slot == &env->result || slot == &env->error)
+        S->rec = &M->rec;
       p = scan_value(S, v, e, 1);
+      S->rec = NULL;   /* a scalar took no record */
+    }
     if (p == NULL) return NULL;
+    if (slot == &env->method)   /* has_escape: of its key and its value */
+      env->method_plain = !S->has_escape;
     if (S->has_nul && (slot == &env->params || slot == &env->result ||
                        slot == &env->error))
       env->value_nul = 1;
     S->has_nul |= nul;
     if (slot != NULL) {
       if (slot->p != NULL && env->dup == NULL) env->dup = "duplicate member";
-      slot->p = v; slot->e = p;
+      slot->p = v; slot->e = p; slot->n = S->count;
     }
     p = scan_skipws(p, e);
     if (p < e && *p == ',') p = scan_skipws(p + 1, e);
@@ -210,12 +225,25 @@ static void msg_kinds (lua_State *L) {
 }
 
 
+/* push the params, result or error value 's' */
+static void push_value (lua_State *L, MsgCtx *M, const Span *s) {
+  Hint h;
+  h.keys = &M->keys;
+  h.rec = (M->rec.at == s->p) ? &M->rec : NULL;
+  h.size = s->n;
+  tolua_jsonk(L, M->tree, s->p, s->e, M->amt, M->null, &h);
+}
+
+
 static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   int isreq = (env->id.p != NULL);
   lua_rawgeti(L, M->kinds, isreq ? KIND_REQUEST : KIND_NOTIFICATION);
-  tolua_string(L, M->scratch, env->method.p, env->method.e);
+  if (env->method_plain)   /* no escape (the scanner saw): a repeated name */
+    tolua_key(L, &M->keys, env->method.p + 1,
+              (size_t)(env->method.e - env->method.p - 2));
+  else tolua_string(L, M->scratch, env->method.p, env->method.e);
   if (env->params.p != NULL)
-    tolua_json(L, M->tree, env->params.p, env->params.e, M->amt, M->null);
+    push_value(L, M, &env->params);
   else lua_pushnil(L);
   if (!isreq) return 3;
   push_id(L, M, env);
@@ -291,9 +319,9 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
     lua_rawgeti(L, M->kinds, env->result.p ? KIND_RESULT : KIND_ERROR);
     push_match_id(L, M, &env->id);
     if (env->result.p)
-      tolua_json(L, M->tree, env->result.p, env->result.e, M->amt, M->null);
+      push_value(L, M, &env->result);
     else {
-      tolua_json(L, M->tree, env->error.p, env->error.e, M->amt, M->null);
+      push_value(L, M, &env->error);
       why = check_error_table(L);
     }
     if (why == NULL) {

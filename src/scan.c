@@ -119,9 +119,45 @@ static const unsigned char scan_plain[256] = {
 #undef ZERO16
 
 
+/*
+** Plain bytes eight at a time, where the byte order lets the first
+** non-plain one be found by counting trailing zeros: most strings are
+** short names ("jsonrpc", "method", keys), and a byte loop spends several
+** instructions on each byte. A byte is not plain when it is a control
+** (< 0x20), '"', '\\' or from 0x80 on; each test below sets bit 7 of
+** every such byte and, through borrows, possibly of bytes after it, never
+** before: so the lowest set bit is exact.
+*/
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ONES  0x0101010101010101ULL
+#define HIGH  0x8080808080808080ULL
+static inline const char *scan_plainrun (const char *p, const char *e) {
+  while (e - p >= 8) {
+    unsigned long long v, q, b, m;
+    memcpy(&v, p, 8);   /* one unaligned load */
+    q = v ^ (ONES * '"');
+    b = v ^ (ONES * '\\');
+    m = ((v - ONES * 0x20) | (q - ONES) | (b - ONES)) & ~v & HIGH;
+    m |= v & HIGH;
+    if (m != 0) return p + (__builtin_ctzll(m) >> 3);
+    p += 8;
+  }
+  return p;
+}
+#undef HIGH
+#undef ONES
+#else
+static inline const char *scan_plainrun (const char *p, const char *e) {
+  (void)e;
+  return p;
+}
+#endif
+
+
 /* 'p' is at the opening quote; return the position after the closing one */
 static const char *scan_string (Scan *S, const char *p, const char *e) {
-  p++;
+  p = scan_plainrun(p + 1, e);
   while (p < e) {
     unsigned char c = (unsigned char)*p;
     if (scan_plain[c]) { p++; continue; }
@@ -183,15 +219,68 @@ static const char *scan_value (Scan *S, const char *p, const char *e,
                                int depth);
 
 
+/*
+** Scan the value at 'p' as scan_value does and, with a record 'R' that is
+** still flat, note it as its item 'n' (its key, if any, is noted by the
+** caller). Numbers go to scan_number directly, as scan_value sends them,
+** so that their form is known.
+*/
+static inline const char *scan_item (Scan *S, FlatRec *R, int n,
+                                     const char *p, const char *e, int depth) {
+  const char *q;
+  int isint, esc;
+  if (R == NULL || !R->flat) return scan_value(S, p, e, depth);
+  if (n >= FLAT_MAX) { R->flat = 0; return scan_value(S, p, e, depth); }
+  if (p < e && (*p == '-' || num_isdigit(*p))) {
+    if ((q = scan_number(S, p, e, &isint)) == NULL) return NULL;
+    if (!isint || q - p > 15 || (q - p == 2 && *p == '-' && p[1] == '0'))
+      R->flat = 0;   /* fractions, -0, big ones: the general path */
+  }
+  else {
+    esc = S->has_escape;
+    S->has_escape = 0;
+    if ((q = scan_value(S, p, e, depth)) == NULL) return NULL;
+    if (S->has_escape || *p == '{' || *p == '[') R->flat = 0;
+    S->has_escape |= esc;
+  }
+  R->item[n].v = p;
+  R->item[n].ve = q;
+  return q;
+}
+
+
+/* take the record armed for this container, if any (nested ones make none) */
+static FlatRec *take_record (Scan *S, const char *p) {
+  FlatRec *R = S->rec;
+  if (R != NULL) {
+    S->rec = NULL;
+    R->at = p; R->flat = 1; R->n = 0;
+  }
+  return R;
+}
+
+
+/*
+** Containers count their values into S->count as they close: the
+** outermost closes last, so after scanning a value S->count is its size
+** (tables are then made to size).
+*/
 static const char *scan_array (Scan *S, const char *p, const char *e,
                                int depth) {
+  FlatRec *R = take_record(S, p);
+  int n = 0;
   p = scan_skipws(p + 1, e);
-  if (p < e && *p == ']') return p + 1;
+  if (p < e && *p == ']') { S->count = 0; return p + 1; }
   for (;;) {
-    if ((p = scan_value(S, p, e, depth)) == NULL) return NULL;
+    if ((p = scan_item(S, R, n, p, e, depth)) == NULL) return NULL;
+    n++;
     p = scan_skipws(p, e);
     if (p < e && *p == ',') p = scan_skipws(p + 1, e);
-    else if (p < e && *p == ']') return p + 1;
+    else if (p < e && *p == ']') {
+      S->count = n;
+      if (R != NULL) R->n = n;
+      return p + 1;
+    }
     else return scan_fail(S, p, "expected ',' or ']'");
   }
 }
@@ -199,18 +288,34 @@ static const char *scan_array (Scan *S, const char *p, const char *e,
 
 static const char *scan_object (Scan *S, const char *p, const char *e,
                                 int depth) {
+  FlatRec *R = take_record(S, p);
+  int n = 0;
   p = scan_skipws(p + 1, e);
-  if (p < e && *p == '}') return p + 1;
+  if (p < e && *p == '}') { S->count = 0; return p + 1; }
   for (;;) {
+    const char *k = p;
     if (p >= e || *p != '"') return scan_fail(S, p, "expected a key");
-    if ((p = scan_string(S, p, e)) == NULL) return NULL;
+    if (R != NULL && R->flat && n < FLAT_MAX) {  /* note the key */
+      int esc = S->has_escape;
+      S->has_escape = 0;
+      if ((p = scan_string(S, p, e)) == NULL) return NULL;
+      if (S->has_escape) R->flat = 0;
+      S->has_escape |= esc;
+      R->item[n].k = k; R->item[n].ke = p;
+    }
+    else if ((p = scan_string(S, p, e)) == NULL) return NULL;
     p = scan_skipws(p, e);
     if (p >= e || *p != ':') return scan_fail(S, p, "expected ':'");
-    if ((p = scan_value(S, scan_skipws(p + 1, e), e, depth)) == NULL)
+    if ((p = scan_item(S, R, n, scan_skipws(p + 1, e), e, depth)) == NULL)
       return NULL;
+    n++;
     p = scan_skipws(p, e);
     if (p < e && *p == ',') p = scan_skipws(p + 1, e);
-    else if (p < e && *p == '}') return p + 1;
+    else if (p < e && *p == '}') {
+      S->count = n;
+      if (R != NULL) R->n = n;
+      return p + 1;
+    }
     else return scan_fail(S, p, "expected ',' or '}'");
   }
 }

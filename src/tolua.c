@@ -231,22 +231,120 @@ static const char *flat_scalar (lua_State *L, const char *p, const char *e,
 
 
 /*
+** The key cache, one per module instance (upvalues of the codec
+** methods): the keys and method names every message repeats ("minuend",
+** "uri", "tools/call") are pushed by a table read instead of
+** lua_pushlstring, which hashes the
+** bytes and compares them again in the string table. A table holds the
+** strings (so the collector keeps them) and a userdata a copy of their
+** bytes (so a lookup is a C comparison); a key goes to the slot its
+** length and end bytes pick. Both change together, with no Lua code run
+** in between (the store goes to the table's array part: no allocation),
+** so a finalizer that reenters a decode and refills a slot leaves them
+** agreeing. Keys longer than KEY_MAX are not kept: bounded memory. The
+** userdata is an upvalue of the running method, so its block (KeyRef.K,
+** fetched once per decode) stays where it is while the decode runs.
+*/
+#define KEY_SLOTS  32   /* a power of 2 */
+#define KEY_MAX    32
+
+struct KeyCache {
+  unsigned char len[KEY_SLOTS];   /* 0: empty (an empty key is not kept) */
+  char s[KEY_SLOTS][KEY_MAX];
+};
+
+
+/* push the key cache's two values */
+static void tolua_keycache (lua_State *L) {
+  KeyCache *K;
+  lua_createtable(L, KEY_SLOTS, 0);   /* slots 1..KEY_SLOTS: array part */
+  K = (KeyCache *)lua_newuserdatauv(L, sizeof(KeyCache), 0);
+  memset(K, 0, sizeof(*K));
+}
+
+
+/*
+** Are the 'len' (1..KEY_MAX) bytes at 'a' and 'b' the same? Compared a
+** word at a time, the last word overlapping the one before it, so no
+** load reaches past the key (a library memcmp call costs more than the
+** comparison itself at these lengths).
+*/
+static int same_key (const char *a, const char *b, size_t len) {
+  uint64_t x, y;
+  uint32_t u, v;
+  size_t i;
+  if (len >= 8) {
+    for (i = 0; i + 8 < len; i += 8) {
+      memcpy(&x, a + i, 8); memcpy(&y, b + i, 8);
+      if (x != y) return 0;
+    }
+    memcpy(&x, a + len - 8, 8); memcpy(&y, b + len - 8, 8);
+    return x == y;
+  }
+  if (len >= 4) {
+    memcpy(&u, a, 4); memcpy(&v, b, 4);
+    if (u != v) return 0;
+    memcpy(&u, a + len - 4, 4); memcpy(&v, b + len - 4, 4);
+    return u == v;
+  }
+  for (i = 0; i < len; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
+
+/* push the key [k, k + len) (no escapes), through the cache in 'kr' */
+static inline void push_key (lua_State *L, KeyRef *kr, const char *k,
+                             size_t len) {
+  KeyCache *K;
+  unsigned slot;
+  if (kr == NULL || kr->table == 0 || len == 0 || len > KEY_MAX) {
+    lua_pushlstring(L, k, len);
+    return;
+  }
+  if ((K = kr->K) == NULL)   /* fetched once per decode */
+    K = kr->K = (KeyCache *)lua_touserdata(L, kr->bytes);
+  slot = (unsigned)(len * 7 + (unsigned char)k[0] +
+                    (unsigned char)k[len - 1] * 3) & (KEY_SLOTS - 1);
+  if (K->len[slot] == len && same_key(K->s[slot], k, len)) {
+    lua_rawgeti(L, kr->table, (int)slot + 1);   /* a hit */
+    return;
+  }
+  lua_pushlstring(L, k, len);   /* may run a finalizer that decodes */
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, kr->table, (int)slot + 1);
+  K->len[slot] = (unsigned char)len;
+  memcpy(K->s[slot], k, len);
+}
+
+
+/* push the string [k, k + len) through the key cache (method names) */
+static void tolua_key (lua_State *L, KeyRef *kr, const char *k, size_t len) {
+  push_key(L, kr, k, len);
+}
+
+
+/*
 ** An array or object of flat scalars (the common params: [42, 23],
 ** {"a": 1, "b": "x"}), built without cJSON: no tree to allocate, no
 ** strtod. The text is validated, so only what is flat needs telling apart.
-** Returns 0, with the stack as it was, for anything else.
+** 'keys': the key cache, or NULL; 'size': its members or elements, or -1
+** when not known. Returns 0, with the stack as
+** it was, for anything else.
 */
 static int tolua_flat (lua_State *L, const char *p, const char *e, int amt,
-                       int null) {
+                       int null, KeyRef *keys, int size) {
   int top = lua_gettop(L), object = (*p == '{'), i = 1;
-  lua_createtable(L, object ? 0 : 4, object ? 4 : 0);
+  /* unknown: room for the common few; a cap, as the table may be dropped */
+  if (size < 0 || size > 64) size = (size < 0) ? 4 : 64;
+  lua_createtable(L, object ? 0 : size, object ? size : 0);
   p = flat_ws(p + 1, e);
   while (p < e && *p != ']' && *p != '}') {
     if (object) {  /* "key": with no escapes */
       const char *k = p + 1;
-      for (p = k; p < e && *p != '"'; p++)
+      for (p = scan_plainrun(k, e); p < e && *p != '"'; p++)
         if (*p == '\\') goto not_flat;
-      lua_pushlstring(L, k, (size_t)(p - k));
+      push_key(L, keys, k, (size_t)(p - k));
       p = flat_ws(p + 1, e) + 1;  /* the ':' */
       p = flat_ws(p, e);
     }
@@ -268,19 +366,65 @@ not_flat:
 
 
 /*
+** Push a container from the scanner's record 'R' (R->flat): its tokens
+** are known and of the simple kinds, so nothing is read twice.
+*/
+static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
+                         KeyRef *keys) {
+  int i, object = (*R->at == '{');
+  lua_createtable(L, object ? 0 : R->n, object ? R->n : 0);
+  for (i = 0; i < R->n; i++) {
+    const FlatItem *it = &R->item[i];
+    const char *v = it->v;
+    if (object) push_key(L, keys, it->k + 1, (size_t)(it->ke - it->k - 2));
+    switch (*v) {
+      case '"': lua_pushlstring(L, v + 1, (size_t)(it->ve - v - 2)); break;
+      case 't': lua_pushboolean(L, 1); break;
+      case 'f': lua_pushboolean(L, 0); break;
+      case 'n': push_null(L, null); break;
+      default: {  /* an integer of at most 15 digits: no overflow */
+        const char *q = v + (*v == '-');
+        long long n = 0;
+        for (; q < it->ve; q++) n = n * 10 + (*q - '0');
+        num_push(L, (double)(*v == '-' ? -n : n));
+        break;
+      }
+    }
+    if (object) lua_rawset(L, -3);
+    else lua_rawseti(L, -2, i + 1);
+  }
+  if (!object) {
+    lua_pushvalue(L, amt);
+    lua_setmetatable(L, -2);
+  }
+}
+
+
+/*
 ** Push the Lua value of the validated JSON text [p, e). '*slot' keeps
 ** the cJSON tree alive only while it is being converted. 'null' is the
-** stack index of the value to push for JSON null, or 0 for core.null.
+** stack index of the value to push for JSON null, or 0 for core.null;
+** 'h': what the decode knows of the value (the key cache, the scanner's
+** record, its size), or NULL.
 */
-static void tolua_json (lua_State *L, cJSON **slot, const char *p,
-                        const char *e, int amt, int null) {
+static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
+                         const char *e, int amt, int null, const Hint *h) {
   Tree T;
   /* scalars are cheap to do by hand and spare cJSON's allocations */
   switch (*p) {
     case 't': lua_pushboolean(L, 1); return;
     case 'f': lua_pushboolean(L, 0); return;
     case 'n': push_null(L, null); return;
-    case '[': case '{': if (tolua_flat(L, p, e, amt, null)) return; break;
+    case '[': case '{':
+      if (h == NULL) {
+        if (tolua_flat(L, p, e, amt, null, NULL, -1)) return;
+      }
+      else if (h->rec != NULL && h->rec->flat) {
+        push_record(L, h->rec, amt, null, h->keys);
+        return;
+      }
+      else if (tolua_flat(L, p, e, amt, null, h->keys, h->size)) return;
+      break;
     default:  /* a number or string result: the common reply */
       if (flat_scalar(L, p, e, null) != NULL) return;
       break;
@@ -292,4 +436,11 @@ static void tolua_json (lua_State *L, cJSON **slot, const char *p,
   push_tree(L, &T, *slot);
   cJSON_Delete(*slot);
   *slot = NULL;
+}
+
+
+/* tolua_jsonk without the key cache */
+static void tolua_json (lua_State *L, cJSON **slot, const char *p,
+                        const char *e, int amt, int null) {
+  tolua_jsonk(L, slot, p, e, amt, null, NULL);
 }

@@ -34,13 +34,41 @@ static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
 
 
 /*
+** Mark the object at 'h' usable as a 'tname' for ud_check's fast path.
+** 'tname' must be the one address the type's methods pass to ud_check
+** (a static array, not a literal that may or may not be merged). Called
+** once the object is complete, after its metatable (with __gc) is set:
+** so every object so marked is closed by ud_close before its memory is
+** freed, and stale memory never carries a mark.
+*/
+static inline void ud_open (UdHead *h, const char *tname) {
+  h->open = tname;
+}
+
+
+/* clear the mark (in __gc and __close) and set 'closed' */
+static inline void ud_close (UdHead *h) {
+  h->open = NULL;
+  h->closed = 1;
+}
+
+
+/*
 ** The object of type 'tname' at argument 1 of a method; 'mt' is the
 ** (pseudo-)index of its metatable. Raises for a wrong type and for a
 ** closed object.
+** Fast path: a full userdata (a light one has no length) big enough to
+** hold a UdHead whose mark is 'tname': only ud_open writes the mark,
+** and only into an object of that type. Everything else (types that do
+** not mark, closed objects, foreign userdata, other values) takes the
+** metatable check, which raises as it always did.
 */
 static void *ud_check (lua_State *L, int mt, const char *tname) {
   UdHead *h = (UdHead *)lua_touserdata(L, 1);
   int ok = 0;
+  if (jr_likely(h != NULL && lua_rawlen(L, 1) >= sizeof(UdHead) &&
+                h->open == tname))
+    return h;
   if (h != NULL && lua_getmetatable(L, 1)) {
     ok = lua_rawequal(L, -1, mt);
     lua_pop(L, 1);
