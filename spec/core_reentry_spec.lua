@@ -260,4 +260,65 @@ print("ids out", got, "twice", dup, "left", p:count(), "stats", p:stats().pendin
 stop = true
 ]], "ids out\t2000\ttwice\t0\tleft\t0\tstats\t0\n")
   end)
+
+  it("next_expired and pop while finalizers add, settle and close the same table", function()
+    check(PROLOGUE .. [[
+local p = core.pending{}
+local added, settled, taken, twice, k = 0, {}, {}, 0, 0
+local function add(id)
+  if p:add(id, added % 3 ~= 0 and added or nil) then added = added + 1 end
+end
+-- ids inline, in a block, and longer than the copy a take makes on the C stack
+local function oid(i)
+  return ("o-%d-%s"):format(i, string.rep("y", i % 7 == 0 and 300 + i % 5 or i % 30))
+end
+-- finalizers add an id (the first 3000 runs) and settle an older one
+-- (maybe the one being taken)
+work = function()
+  k = k + 1
+  if k <= 3000 then add(("w-%d-%s"):format(k, string.rep("x", k % 300))) end
+  local id = oid(k)
+  if p:settle(id) then settled[id] = true end
+end
+local function take(slot, id)
+  if slot == nil then return false end
+  if taken[id] or settled[id] then twice = twice + 1 end
+  taken[id] = true
+  return true
+end
+for i = 1, 2000 do add(oid(i)) end
+arm()
+while true do
+  spawn()  -- garbage with a finalizer at every step: some run inside the call
+  if not take(p:next_expired(1e9)) and not take(p:pop()) then break end
+end
+work = nil
+while take(p:pop()) do end  -- what finalizers added after the last call
+local out = 0
+for _ in pairs(taken) do out = out + 1 end
+for _ in pairs(settled) do out = out + 1 end
+print("lost", added - out, "twice", twice, "left", p:count())
+-- a finalizer closes the table while next_expired pushes the id (its one
+-- allocation): the call returns nothing, and the table then refuses every use
+for i = 1, 100 do add("c" .. i) end
+local incall, got = false, 0
+work = function() if incall then getmetatable(p).__close(p) end end
+arm()
+local ok, err = true, nil
+while ok do
+  spawn()
+  local slot
+  incall = true
+  ok, slot, err = pcall(p.next_expired, p, 1e9)
+  incall = false
+  if ok and slot ~= nil then got = got + 1 end
+  if ok and slot == nil then break end
+end
+work = nil
+print("taken", got < 100, "nothing", ok)
+ok, err = pcall(p.count, p)
+print("closed", not ok and tostring(err):find("jrpc.Pending is closed", 1, true) ~= nil)
+stop = true
+]], "lost\t0\ttwice\t0\tleft\t0\ntaken\ttrue\tnothing\ttrue\nclosed\ttrue\n")
+  end)
 end)

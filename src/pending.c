@@ -10,7 +10,7 @@
 **             free list and are handed out again (last freed, first used).
 **   bucket[]  hash heads (slot numbers, 0 = empty), chained through
 **             PdEntry.chain.  A power of two >= capacity: load <= 1.
-**   order[]   every live slot.  Positions [0, nheap) are a binary
+**   order[]   every live slot.  Positions [0, nheap) are a 4-ary
 **   due[]     min-heap on deadline, the deadline of order[i] in due[i]
 **             (heap moves then read one contiguous array, not scattered
 **             entries); positions [nheap, count) hold the entries without
@@ -25,6 +25,11 @@
 ** and the bucket array is the power of two >= capacity, so the bytes
 ** held per live entry are 56 at best and about twice that right after a
 ** growth; stats() reports the actual amortized figure (bytes_per_entry).
+**
+** The helpers on the path of every call (hash, lookup, id check, sift-up,
+** take) are 'static inline': each has two callers, and as a call each
+** saved and restored registers its caller had saved already (about a
+** tenth of the table's own instructions in bench/pending_bench.lua).
 */
 
 
@@ -34,6 +39,7 @@
 #define PD_MAXIDLEN   0x7fffffffu   /* key length fits a uint32 */
 #define PD_INITCAP    8
 #define PD_SHORTKEY   23            /* longest key kept inline */
+#define PD_STACKKEY   256           /* longest key a take copies to the stack */
 #define PD_FREE       0xffffffffu   /* 'pos' of a free slot */
 
 
@@ -59,6 +65,7 @@ typedef struct PdTable {
   size_t unmatched;   /* settle() of an unknown (or late) id */
   size_t settled;     /* settle() that found its entry */
   size_t expired;     /* entries returned by next_expired() */
+  uint64_t gen;       /* bumped by every change (see pd_takeat) */
   uint32_t cap;       /* allocated entries (0 until the first add) */
   uint32_t nbucket;   /* power of two >= cap, or 0 */
   uint32_t used;      /* slots ever handed out: 1..used */
@@ -128,16 +135,60 @@ static uint32_t pd_mix (uint32_t h) {
 }
 
 
+/* the 8 (or 4) bytes at 'k', whatever their alignment: one load */
+static uint64_t pd_word (const char *k) {
+  uint64_t w;
+  memcpy(&w, k, sizeof(w));
+  return w;
+}
+
+
+static uint32_t pd_half (const char *k) {
+  uint32_t w;
+  memcpy(&w, k, sizeof(w));
+  return w;
+}
+
+
+/* murmur3's 64-bit finalizer: every input bit reaches every output bit */
+static uint64_t pd_mix64 (uint64_t h) {
+  h ^= h >> 33;
+  h *= UINT64_C(0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  h *= UINT64_C(0xc4ceb9fe1a85ec53);
+  return h ^ (h >> 33);
+}
+
+
 /*
-** FNV-1a over all bytes, then mixed, because ids such as "17" and "18"
-** differ in one byte and the bucket index takes the low bits.
+** A word at a time, not a byte at a time: every integer id of up to 8
+** digits is one word, so one mix.  A key of at most 8 bytes becomes a
+** word that, with its length (mixed in too), determines it: 4 to 8 bytes
+** as their first and last 4 (overlapping below 8), 1 to 3 bytes as
+** their first, middle and last.  A longer key is mixed 8 bytes at a
+** time, its last word overlapping the one before.  The mix matters:
+** ids such as "17" and "18" differ in one byte and the bucket index
+** takes the low bits.
 */
-static uint32_t pd_hash (const PdTable *p, const char *key, size_t len) {
-  uint32_t h = 2166136261u ^ p->seed;
-  size_t i;
-  for (i = 0; i < len; i++)
-    h = (h ^ (unsigned char)key[i]) * 16777619u;
-  return pd_mix(h ^ (uint32_t)len);
+static inline uint32_t pd_hash (const PdTable *p, const char *key,
+                                size_t len) {
+  uint64_t h = ((uint64_t)p->seed << 32) ^ (uint64_t)len;
+  uint64_t w;
+  if (len > 8) {
+    const char *last = key + len - 8;
+    for (; key < last; key += 8)
+      h = pd_mix64(h ^ pd_word(key));
+    w = pd_word(last);
+  }
+  else if (len >= 4)
+    w = ((uint64_t)pd_half(key) << 32) | pd_half(key + len - 4);
+  else if (len > 0)
+    w = ((uint64_t)(unsigned char)key[0] << 16)
+      | ((uint64_t)(unsigned char)key[len / 2] << 8)
+      | (unsigned char)key[len - 1];
+  else
+    w = 0;
+  return (uint32_t)pd_mix64(h ^ w);
 }
 
 
@@ -146,8 +197,8 @@ static uint32_t pd_hash (const PdTable *p, const char *key, size_t len) {
 ** with this key, so the caller can unlink it without a second walk;
 ** NULL when absent.
 */
-static uint32_t *pd_find (PdTable *p, const char *key, size_t len,
-                          uint32_t h) {
+static inline uint32_t *pd_find (PdTable *p, const char *key, size_t len,
+                                 uint32_t h) {
   uint32_t *link;
   if (p->nbucket == 0)
     return NULL;
@@ -181,10 +232,20 @@ static void pd_hplace (PdTable *p, uint32_t i, uint32_t s, double d) {
 }
 
 
+/*
+** The heap is 4-ary: the children of position i are 4i+1 .. 4i+4, its
+** parent (i - 1) / 4.  Half the depth of a binary heap, so an expiry
+** moves half as many entries (each move writes a scattered PdEntry.pos),
+** while the earliest of four siblings is found in one contiguous run of
+** 'due'.
+*/
+#define pd_parent(i)  (((i) - 1) / 4)
+
+
 /* put slot 's' with deadline 'd' in the hole at 'i', moving it up */
-static void pd_siftup (PdTable *p, uint32_t i, uint32_t s, double d) {
+static inline void pd_siftup (PdTable *p, uint32_t i, uint32_t s, double d) {
   while (i > 0) {
-    uint32_t parent = (i - 1) / 2;
+    uint32_t parent = pd_parent(i);
     if (!(d < p->due[parent]))
       break;
     pd_hplace(p, i, p->order[parent], p->due[parent]);  /* parent down */
@@ -196,16 +257,26 @@ static void pd_siftup (PdTable *p, uint32_t i, uint32_t s, double d) {
 
 /* put slot 's' with deadline 'd' in the hole at 'i', moving it down */
 static void pd_siftdown (PdTable *p, uint32_t i, uint32_t s, double d) {
-  for (;;) {
-    uint32_t c = 2 * i + 1;  /* no overflow: nheap <= PD_MAXMAX */
-    if (c >= p->nheap)
+  const double *due = p->due;
+  uint32_t n = p->nheap;
+  /* i < lim means 4i + 1 < n, without computing 4i (no overflow) */
+  uint32_t lim = (n + 2) / 4;
+  while (i < lim) {
+    uint32_t c = 4 * i + 1, m = c;  /* c < n */
+    double md = due[c];
+    if (jr_likely(c + 3 < n)) {  /* four children */
+      if (due[c + 1] < md) md = due[m = c + 1];
+      if (due[c + 2] < md) md = due[m = c + 2];
+      if (due[c + 3] < md) md = due[m = c + 3];
+    }
+    else {  /* the last parent may have fewer */
+      for (c++; c < n; c++)
+        if (due[c] < md) md = due[m = c];
+    }
+    if (!(md < d))
       break;
-    if (c + 1 < p->nheap && p->due[c + 1] < p->due[c])
-      c++;  /* the earlier child */
-    if (!(p->due[c] < d))
-      break;
-    pd_hplace(p, i, p->order[c], p->due[c]);  /* child moves up */
-    i = c;
+    pd_hplace(p, i, p->order[m], md);  /* the earliest child moves up */
+    i = m;
   }
   pd_hplace(p, i, s, d);
 }
@@ -234,7 +305,7 @@ static void pd_unorder (PdTable *p, uint32_t i) {
     if (i != last) {
       uint32_t s = p->order[last];
       double d = p->due[last];
-      if (i > 0 && d < p->due[(i - 1) / 2])
+      if (i > 0 && d < p->due[pd_parent(i)])
         pd_siftup(p, i, s, d);
       else
         pd_siftdown(p, i, s, d);
@@ -311,11 +382,11 @@ static void pd_grow (lua_State *L, PdTable *p) {
   p->bucket = bucket;
   p->cap = ncap;
   p->nbucket = nb;
-  for (i = 0; i < p->count; i++) {  /* rehash the live slots */
-    uint32_t s = order[i];
-    uint32_t *head = &bucket[ent[s - 1].hash & (nb - 1)];
-    ent[s - 1].chain = *head;
-    *head = s;
+  p->gen++;  /* the blocks moved, even if the add then fails */
+  for (i = 0; i < p->count; i++) {  /* every slot is live: rehash in turn */
+    uint32_t *head = &bucket[ent[i].hash & (nb - 1)];
+    ent[i].chain = *head;
+    *head = i + 1;
   }
 }
 
@@ -334,42 +405,70 @@ static void pd_release (lua_State *L, PdTable *p, uint32_t s) {
   e->pos = PD_FREE;
   e->chain = p->freelist;
   p->freelist = s;
+  p->gen++;
+}
+
+
+/* unlink slot 's', reached by position rather than by key */
+static void pd_unhash (PdTable *p, uint32_t s) {
+  uint32_t *link = &p->bucket[p->ent[s - 1].hash & (p->nbucket - 1)];
+  while (*link != s)
+    link = &p->ent[*link - 1].chain;
+  *link = p->ent[s - 1].chain;
 }
 
 
 /*
-** Push slot and id of the entry at position 'i' (the heap top when
-** 'expiry' is set, due by 'now'), then remove it. Pushing the id may
-** raise (the table is then intact) or run a finalizer that uses this
-** very table: so the entry is looked up again by the pushed id, and when
-** it is gone (or, for expiry, no longer due) we start over.
+** Push slot and id of the entry at the heap top when 'expiry' is set
+** (if due by 'now'), else of the entry at the last position, then remove
+** it.  Pushing the id may raise (the table is then intact) or run a
+** finalizer that uses this very table; 'gen' tells whether one did, so
+** the common case re-checks nothing: when the table changed (or was
+** closed), the pushed values are dropped and we start over.
+** The id is pushed from a copy of our own: LuaJIT's lua_pushlstring runs
+** the GC step, and so any finalizer, before it reads the bytes, and a
+** finalizer may free the key block (settle, close) or move the entries
+** (add).  The copy is on the C stack, or for a key longer than
+** PD_STACKKEY (rare) in a userdata anchored on the Lua stack.
 */
-static int pd_takeat (lua_State *L, PdTable *p, int expiry, double now) {
+static inline int pd_takeat (lua_State *L, PdTable *p, int expiry,
+                             double now) {
   for (;;) {
-    uint32_t i, s, h, *link;
+    char buf[PD_STACKKEY];
+    const char *key = buf;
+    uint32_t s, len;
+    uint64_t gen = p->gen;
+    int copies = 0;  /* userdata copies pushed */
     PdEntry *e;
-    size_t len;
-    const char *key;
     if (expiry ? (p->nheap == 0 || !(p->due[0] <= now)) : p->count == 0)
       return 0;
-    i = expiry ? 0 : p->count - 1;
-    e = &p->ent[p->order[i] - 1];
-    h = e->hash;
-    lua_pushlstring(L, pd_keyof(e), e->len);  /* may run Lua code */
-    key = lua_tolstring(L, -1, &len);
-    link = pd_find(p, key, len, h);
-    if (link != NULL) {
-      s = *link;
-      if (!expiry || (p->ent[s - 1].pos < p->nheap &&
-                      p->due[p->ent[s - 1].pos] <= now)) {
-        *link = p->ent[s - 1].chain;  /* unhash through the link we hold */
-        pd_release(L, p, s);
-        lua_pushinteger(L, (lua_Integer)s);  /* no allocation */
-        lua_insert(L, -2);
-        return 2;
+    s = p->order[expiry ? 0 : p->count - 1];
+    e = &p->ent[s - 1];
+    len = e->len;
+    if (len <= PD_SHORTKEY)
+      memcpy(buf, e->key.in, sizeof(e->key.in));  /* fixed size: no call */
+    else if (len <= PD_STACKKEY)
+      memcpy(buf, e->key.out, len);
+    else {
+      char *u = (char *)lua_newuserdatauv(L, len, 0);  /* may run Lua code */
+      copies = 1;
+      if (jr_unlikely(p->gen != gen || p->h.closed)) {
+        lua_pop(L, 1);
+        continue;
       }
+      memcpy(u, p->ent[s - 1].key.out, len);  /* unchanged: 'e' is valid */
+      key = u;
     }
-    lua_pop(L, 1);  /* a finalizer took or changed it: look again */
+    lua_pushinteger(L, (lua_Integer)s);  /* no allocation, no GC step */
+    lua_pushlstring(L, key, len);  /* may run Lua code */
+    if (jr_likely(p->gen == gen && !p->h.closed)) {
+      pd_unhash(p, s);
+      pd_release(L, p, s);
+      if (copies)
+        lua_remove(L, -3);  /* the copy; no allocation */
+      return 2;
+    }
+    lua_pop(L, 2 + copies);  /* a finalizer changed the table: look again */
   }
 }
 
@@ -388,7 +487,7 @@ static int pd_takeat (lua_State *L, PdTable *p, int expiry, double now) {
 
 
 /* ids are Lua strings only: 2 and "2" are different ids, as texts */
-static const char *pd_checkid (lua_State *L, int arg, size_t *len) {
+static inline const char *pd_checkid (lua_State *L, int arg, size_t *len) {
   const char *s;
   if (lua_type(L, arg) != LUA_TSTRING)
     pd_typeerror(L, arg, "string");
@@ -398,10 +497,13 @@ static const char *pd_checkid (lua_State *L, int arg, size_t *len) {
 }
 
 
-/* a real number (no numeric strings); NaN would break the heap order */
-static double pd_checktime (lua_State *L, int arg) {
+/*
+** A real number (no numeric strings); NaN would break the heap order.
+** 'type' is lua_type(L, arg), which pending_add needs anyway.
+*/
+static double pd_checktime (lua_State *L, int arg, int type) {
   double d;
-  if (lua_type(L, arg) != LUA_TNUMBER)
+  if (type != LUA_TNUMBER)
     pd_typeerror(L, arg, "number");
   d = (double)lua_tonumber(L, arg);
   luaL_argcheck(L, d == d, arg, "time is NaN");
@@ -450,8 +552,9 @@ static int pending_add (lua_State *L) {
   PdTable *p = pd_check(L);
   size_t len;
   const char *key = pd_checkid(L, 2, &len);
-  int dated = !lua_isnoneornil(L, 3);
-  double d = dated ? pd_checktime(L, 3) : 0;
+  int t = lua_type(L, 3);
+  int dated = (t != LUA_TNONE && t != LUA_TNIL);
+  double d = dated ? pd_checktime(L, 3, t) : 0;
   uint32_t h = pd_hash(p, key, len);
   char *out = NULL;
   uint32_t s, *head;
@@ -485,6 +588,7 @@ static int pending_add (lua_State *L) {
   e->chain = *head;
   *head = s;
   pd_enorder(p, s, dated, d);
+  p->gen++;
   lua_pushinteger(L, (lua_Integer)s);
   return 1;
 }
@@ -534,7 +638,7 @@ static int pending_cancel (lua_State *L) {
 */
 static int pending_next_expired (lua_State *L) {
   PdTable *p = pd_check(L);
-  double now = pd_checktime(L, 2);
+  double now = pd_checktime(L, 2, lua_type(L, 2));
   if (pd_takeat(L, p, 1, now) == 0)
     return 0;
   p->expired++;
