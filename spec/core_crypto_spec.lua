@@ -91,19 +91,7 @@ describe("jrpc.core_tls, loaded on first use", function()
   local files = dofile("spec/files.lua")
   local NAMES = { "equal", "hmac_sha256", "random_bytes", "tls_client" }
 
-  -- Run Lua source `body` in a fresh interpreter like this one, with this
-  -- run's paths (the ASan lua5.4 and build/asan under make test-asan);
-  -- returns its output (stdout and stderr) and exit status.
-  local function child(body)
-    local script, out = os.tmpname(), os.tmpname()
-    files.write(script, ("package.path = %q\npackage.cpath = %q\n"):format(package.path, package.cpath) .. body)
-    local p = assert(io.popen(("timeout -s KILL 60 %s %s > %s 2>&1; echo $?"):format(
-      rawget(_G, "jit") and "luajit" or "lua5.4", script, out)))
-    local status = tonumber(p:read("*a"))
-    p:close()
-    os.remove(script)
-    return files.take(out), status
-  end
+  local function child(body) return files.run_lua(body, 60) end
 
   -- in the child: which of OpenSSL's libraries its address space maps
   local MAPPED = [[

@@ -233,18 +233,7 @@ describe("core.http_request", function()
   end)
 end)
 
--- Run Lua source `body` in a child interpreter with this run's paths (the
--- ASan lua5.4 under make test-asan); returns its output and exit status.
-local function child(body)
-  local script, out = os.tmpname(), os.tmpname()
-  files.write(script, ("package.path = %q\npackage.cpath = %q\n"):format(package.path, package.cpath) .. body)
-  local p = assert(io.popen(("timeout -s KILL 120 %s %s > %s 2>&1; echo $?"):format(
-    rawget(_G, "jit") and "luajit" or "lua5.4", script, out)))
-  local status = tonumber(p:read("*a"))
-  p:close()
-  os.remove(script)
-  return files.take(out), status
-end
+local child = files.run_lua
 
 describe("core.http_server while finalizers read the next pipelined request", function()
   -- the plumbing http_client shares: a request table's method, version and
