@@ -20,21 +20,17 @@ local png = arg[1] or dir .. "/pipe.png"
 -- {====== the data: panels[client] = {lines = {[label] = {{w, rps}...}}, order = {label...}}
 local panels, clients = {}, {}
 for _, key in ipairs({ "loadgen", "node", "jrpc" }) do
-  local f = io.open(dir .. "/rps-" .. key .. ".tsv")
-  if f then
+  local data = bench.read_rps(key)
+  if data then
     local panel = { key = key, lines = {}, order = {} }
-    for line in f:lines() do
-      local _, server, framing, w, rps = line:match("^([^#\t][^\t]*)\t([^\t]+)\t([^\t]+)\t(%d+)\t(%d+)")
-      if server then
-        local label = server .. ", " .. framing
-        if not panel.lines[label] then
-          panel.lines[label] = {}
-          panel.order[#panel.order + 1] = label
-        end
-        table.insert(panel.lines[label], { tonumber(w), tonumber(rps) })
+    for _, r in ipairs(data) do
+      local label = r.server .. ", " .. r.framing
+      if not panel.lines[label] then
+        panel.lines[label] = {}
+        panel.order[#panel.order + 1] = label
       end
+      table.insert(panel.lines[label], { r.w, r.rps })
     end
-    f:close()
     if #panel.order > 0 then panels[#panels + 1], clients[#clients + 1] = panel, key end
   end
 end

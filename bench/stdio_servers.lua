@@ -120,4 +120,23 @@ function M.out_dir()
   return dir
 end
 
+--- The medians bench/node_pipe.lua wrote for `client` (a key of M.clients)
+--- in BENCH_OUT/rps-CLIENT.tsv, in file order: { {server=, framing=, w=,
+--- rps=}, ... }; nil when the file is missing.
+---@param client string
+---@return table[]|nil
+function M.read_rps(client)
+  local f = io.open(M.out_dir() .. "/rps-" .. client .. ".tsv")
+  if not f then return nil end
+  local rows = {}
+  for line in f:lines() do
+    local server, framing, w, rps = line:match("^[^#\t][^\t]*\t([^\t]+)\t([^\t]+)\t(%d+)\t(%d+)")
+    if server then
+      rows[#rows + 1] = { server = server, framing = framing, w = tonumber(w), rps = tonumber(rps) }
+    end
+  end
+  f:close()
+  return rows
+end
+
 return M

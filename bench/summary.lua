@@ -17,22 +17,17 @@ local CLIENTS = { { "loadgen", "loadgen" }, { "node", "Node" }, { "jrpc", "jrpc 
 local rps, rows, seen_row, ws, seen_w = {}, {}, {}, {}, {}
 local present = {}
 for _, c in ipairs(CLIENTS) do
-  local f = io.open(dir .. "/rps-" .. c[1] .. ".tsv")
-  if f then
+  local data = bench.read_rps(c[1])
+  if data then
     present[#present + 1] = c
     rps[c[1]] = {}
-    for line in f:lines() do
-      local server, framing, w, r = line:match("^[^#\t][^\t]*\t([^\t]+)\t([^\t]+)\t(%d+)\t(%d+)")
-      if server then
-        local row = server .. "\t" .. framing
-        if not seen_row[row] then seen_row[row] = true; rows[#rows + 1] = row end
-        w = tonumber(w)
-        if not seen_w[w] then seen_w[w] = true; ws[#ws + 1] = w end
-        rps[c[1]][row] = rps[c[1]][row] or {}
-        rps[c[1]][row][w] = tonumber(r)
-      end
+    for _, r in ipairs(data) do
+      local row, w = r.server .. "\t" .. r.framing, r.w
+      if not seen_row[row] then seen_row[row] = true; rows[#rows + 1] = row end
+      if not seen_w[w] then seen_w[w] = true; ws[#ws + 1] = w end
+      rps[c[1]][row] = rps[c[1]][row] or {}
+      rps[c[1]][row][w] = r.rps
     end
-    f:close()
   end
 end
 if #present == 0 then
