@@ -137,31 +137,29 @@ local function outcome(self, co, ok, signal)
   return "foreign"
 end
 
---- Start `job(a, ..., h)` on the worker `co` (from `take`).
----@return string outcome  "done" | "waiting" | "failed" | "foreign"
-function Pool:start(co, job, a, b, c, d, e, f, g, h)
-  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
-  if signal == IDLE then  -- outcome's first case, inlined: every read takes it
-    give_back(self, co)
-    return "done"
-  end
-  return outcome(self, co, ok, signal)
-end
-
---- Like `start`, for a job that catches no errors of its own: a raise ends
---- the worker (dropped, not logged) and comes back as "raised" and the
---- error, for the caller to answer. (A raise after a wait reaches
---- `on_raised`, as for `run`.)
+--- Start `job(a, ..., h)` on the worker `co` (from `take`), for a job
+--- that catches no errors of its own: a raise ends the worker (dropped,
+--- not logged) and comes back as "raised" and the error, for the caller to
+--- answer. (A raise after a wait reaches `on_raised`, as for `run`.)
 ---@return string outcome  "done" | "waiting" | "raised" | "foreign"
 ---@return any err  with "raised"
 function Pool:start_raw(co, job, a, b, c, d, e, f, g, h)
   local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
-  if signal == IDLE then
+  if signal == IDLE then  -- outcome's first case, inlined: most reads take it
     give_back(self, co)
     return "done"
   end
   if not ok then return "raised", signal end
   return outcome(self, co, ok, signal)
+end
+
+--- Like `start_raw`, with a raise reported through the pool's log and
+--- the outcome "failed".
+---@return string outcome  "done" | "waiting" | "failed" | "foreign"
+function Pool:start(co, job, a, b, c, d, e, f, g, h)
+  local result, err = self:start_raw(co, job, a, b, c, d, e, f, g, h)
+  if result ~= "raised" then return result end
+  return outcome(self, co, false, err)
 end
 
 --- A function `run(job, a, b, c, d)` that runs `job(co, a, b, c, d)` on
