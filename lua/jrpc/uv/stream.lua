@@ -98,8 +98,7 @@ function Connection:_on_read(err, data)
   end
   -- no pcall of its own: the read callback's guard reports a raise
   -- ("read failed: ..."), and the peer answers the next read as usual
-  local peer = self.peer
-  peer:receive(data)
+  self.peer:receive(data)
   local deadline = loop._pump_deadline
   if deadline and loop.uv.hrtime() >= deadline and not self._closed then
     self:_pause_for_pump()
@@ -211,12 +210,9 @@ function Connection:_on_written(err)
   if self._closed then return end  -- ECANCELED: we closed with writes queued
   if err then return self:_ended("write error: " .. tostring(err)) end
   self:_flush_held()
-  if self._busy and self.writer:get_write_queue_size() <= self.max_write_queue / 2 then
-    self:_set_busy(false)
-  end
-  if self._backlog and self.writer:get_write_queue_size() <= self.pause_reading_at / 2 then
-    self:_set_backlog(false)
-  end
+  local queued = self.writer:get_write_queue_size()
+  if self._busy and queued <= self.max_write_queue / 2 then self:_set_busy(false) end
+  if self._backlog and queued <= self.pause_reading_at / 2 then self:_set_backlog(false) end
 end
 
 -- }======================================================================
