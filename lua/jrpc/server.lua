@@ -267,21 +267,23 @@ local made = setmetatable({}, { __mode = "k" })
 -- Marks `srv.running` while a bare request runs in place (no context yet).
 local BARE = setmetatable({}, { __tostring = function() return "jrpc.BARE" end })
 
--- A bare request's handler waited (so it has a context) and is done.
-local function serve_bare_waited(peer, me, ok, result)
+-- A bare request's handler waited (so it has a context) and returned
+-- `result`. (A raise never gets here: see M.raised.)
+local function serve_bare_waited(peer, me, result)
   local ctx = made[me]
   made[me] = nil  -- from here on, the same as any request
   ctx._answered = true  -- whatever raises from here on, see M.raised
-  return answer_done(peer, ctx, ok, result)
+  return answer_done(peer, ctx, true, result)
 end
 
 -- The end of a bare request run in place by the dispatching worker `me`
--- (see M.reader's drain) whose handler did not simply return a value that
--- encodes: it failed, returned one that does not, or waited (then the
--- dispatcher made its context: see `made_for`).
-local function bare_done(peer, me, method, id, rawid, ok, result)
-  if made[me] == nil then return conclude(peer, new_ctx(peer, method, id, rawid), ok, result) end
-  return serve_bare_waited(peer, me, ok, result)
+-- (see M.reader's drain) whose handler returned, but not simply a value
+-- that encodes: one that does not, or it waited first (then the dispatcher
+-- made its context: see `made_for`). A raise is answered by
+-- dispatch_decoded.
+local function bare_done(peer, me, method, id, rawid, result)
+  if made[me] == nil then return conclude(peer, new_ctx(peer, method, id, rawid), true, result) end
+  return serve_bare_waited(peer, me, result)
 end
 
 -- The worker `co` stopped inside a bare request's handler: make its context
@@ -618,7 +620,7 @@ function M.reader(peer)
             if result == nil then result = null end
             json = codec_result(codec, d, result)
           end
-          if json then write(out, json) else bare_done(peer, me, a, c, d, true, result) end
+          if json then write(out, json) else bare_done(peer, me, a, c, d, result) end
         else
           M.request(peer, a, b, c, d, true)
         end
@@ -639,7 +641,7 @@ function M.reader(peer)
       if json then return json end
       return nil, true, result
     end
-    return serve_bare_waited(peer, me, true, result)
+    return serve_bare_waited(peer, me, result)
   end
   return function(_, bytes)
     if peer._closed then return end
