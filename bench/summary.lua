@@ -77,3 +77,43 @@ for _, row in ipairs(rows) do
   end
   print(table.concat(cells) .. " |")
 end
+
+-- A server cannot be measured faster than its client can drive a server that
+-- answers without parsing (the null server). Where that ceiling is under
+-- 1.5× the lua-cjson loop, no server can show 1.5× with that client.
+local function ceiling_row(client, framing)
+  return rps[client][bench.null[1].name .. "\t" .. framing]
+end
+
+print()
+print("The clients' ceilings ÷ the lua-cjson loop (the highest ratio any server can show under that"
+  .. " client), and each jrpc row as a share of its client's ceiling in the same framing:")
+print()
+print(table.concat(head) .. " |")
+print(table.concat(rule) .. "|")
+for _, framing in ipairs({ "ndjson", "lsp" }) do
+  local cells = { ("| ceiling ÷ lua-cjson loop | %s"):format(framing) }
+  for _, c in ipairs(present) do
+    for _, w in ipairs(ws) do
+      local top = ceiling_row(c[1], framing)
+      local base = rps[c[1]][CJSON]
+      top, base = top and top[w], base and base[w]
+      cells[#cells + 1] = " | " .. ((top and base) and ("%.2f"):format(top / base) or "-")
+    end
+  end
+  print(table.concat(cells) .. " |")
+end
+for _, row in ipairs(rows) do
+  local server, framing = row:match("^(.-)\t(.*)$")
+  if server:match("^jrpc") then
+    local cells = { ("| %s, share of the ceiling | %s"):format(server, framing) }
+    for _, c in ipairs(present) do
+      for _, w in ipairs(ws) do
+        local top, x = ceiling_row(c[1], framing), rps[c[1]][row]
+        top, x = top and top[w], x and x[w]
+        cells[#cells + 1] = " | " .. ((top and x) and ("%d%%"):format(math.floor(100 * x / top + 0.5)) or "-")
+      end
+    end
+    print(table.concat(cells) .. " |")
+  end
+end

@@ -71,28 +71,51 @@ function burst(n) {
 }
 // }======
 
-// {====== replies
+// {====== replies: framed by byte offsets into the chunk read (no string
+// made of the headers, no copy of what is left until the chunk is done)
 let pending = Buffer.alloc(0);
+let pos = 0;                       // where the next message starts in `pending`
+const HEADER_END = Buffer.from('\r\n\r\n');
+const CONTENT_LENGTH = 'content-length:';
 
-// The next complete message body in `pending`, or null.
+// The Content-Length value of the header block pending[from, to), or -1.
+function contentLength(from, to) {
+  let at = from;
+  while (at < to) {
+    let eol = pending.indexOf(13, at);
+    if (eol < 0 || eol > to) eol = to;
+    if (eol - at > CONTENT_LENGTH.length &&
+        pending.toString('latin1', at, at + CONTENT_LENGTH.length).toLowerCase() === CONTENT_LENGTH) {
+      let i = at + CONTENT_LENGTH.length, n = 0, digits = 0;
+      while (i < eol && pending[i] === 32) i++;
+      while (i < eol && pending[i] >= 48 && pending[i] <= 57) { n = n * 10 + pending[i] - 48; i++; digits++; }
+      return digits > 0 ? n : -1;
+    }
+    at = eol + 2;
+  }
+  return -1;
+}
+
+// The next complete message body in `pending` from `pos`, or null.
 function nextBody() {
   if (!lsp) {
-    const nl = pending.indexOf(10);
+    const nl = pending.indexOf(10, pos);
     if (nl < 0) return null;
-    const body = pending.toString('utf8', 0, nl);
-    pending = pending.subarray(nl + 1);
+    const body = pending.toString('utf8', pos, nl);
+    pos = nl + 1;
     return body;
   }
-  const end = pending.indexOf('\r\n\r\n');
+  const end = pending.indexOf(HEADER_END, pos);
   if (end < 0) return null;
-  const m = /Content-Length: *(\d+)/i.exec(pending.toString('latin1', 0, end));
-  if (!m) fail('reply without Content-Length');
-  const start = end + 4, len = Number(m[1]);
+  const len = contentLength(pos, end);
+  if (len < 0) fail('reply without Content-Length');
+  const start = end + 4;
   if (pending.length < start + len) return null;
   const body = pending.toString('utf8', start, start + len);
-  pending = pending.subarray(start + len);
+  pos = start + len;
   return body;
 }
+// }======
 
 let done = 0;        // replies checked
 const latencies = [];
@@ -122,7 +145,8 @@ child.stdin.on('error', () => {});  // the server may go first at the end
 let finished = false;
 let lastProgress = Date.now();
 child.stdout.on('data', (chunk) => {
-  pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+  pending = pos < pending.length ? Buffer.concat([pending.subarray(pos), chunk]) : chunk;
+  pos = 0;
   const before = done;
   let body;
   while ((body = nextBody()) !== null) check(body);
