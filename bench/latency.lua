@@ -9,7 +9,7 @@
 --   lua5.4 bench/latency.lua        (part of make bench)
 --
 -- Environment: LATENCY_CLIENT (node, default, or jrpc), LATENCY_ROUNDS
--- (default 3), LATENCY_SECONDS (measured time per run, default 1). Prints
+-- (default 7), LATENCY_SECONDS (measured time per run, default 1). Prints
 -- a Markdown table and whether jrpc's p50 and p99 are no worse than the
 -- lua-cjson loop's (the issue's target); exits non-zero if a run failed.
 
@@ -18,7 +18,7 @@ local here = source:match("^@(.*)[/\\][^/\\]*$") or "."
 local bench = dofile(here .. "/stdio_servers.lua")
 local median = bench.median
 
-local ROUNDS = tonumber(os.getenv("LATENCY_ROUNDS")) or 3
+local ROUNDS = tonumber(os.getenv("LATENCY_ROUNDS")) or 7
 local SECONDS = tonumber(os.getenv("LATENCY_SECONDS")) or 1
 local CLIENT_KEY = os.getenv("LATENCY_CLIENT") or "node"
 local client = bench.clients[CLIENT_KEY]

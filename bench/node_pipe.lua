@@ -13,8 +13,9 @@
 --   NODE_CLIENT=jrpc lua5.4 bench/node_pipe.lua
 --
 -- Environment: NODE_CLIENT (node, loadgen or jrpc), NODE_INFLIGHT (default
--- "16 64 256"), NODE_ROUNDS (default 3), NODE_SECONDS (measured time per
--- run, default 1), NODE_BASELINE (another checkout, e.g. /work/main: its
+-- "16 64 256"), NODE_ROUNDS (default 7), NODE_SECONDS (measured time per
+-- run, default 0.5), NODE_WARMUP (unmeasured time before it, default
+-- 0.25), NODE_BASELINE (another checkout, e.g. /work/main: its
 -- spec_server is measured in the same run, for before/after ratios).
 -- Prints a Markdown table; writes the medians to BENCH_OUT/rps-CLIENT.tsv
 -- for bench/plot.lua; exits non-zero if any run failed.
@@ -26,8 +27,12 @@ local median = bench.median
 
 local INFLIGHT = {}
 for w in (os.getenv("NODE_INFLIGHT") or "16 64 256"):gmatch("%d+") do INFLIGHT[#INFLIGHT + 1] = tonumber(w) end
-local ROUNDS = tonumber(os.getenv("NODE_ROUNDS")) or 3
-local SECONDS = tonumber(os.getenv("NODE_SECONDS")) or 1
+-- Many short rounds rather than a few long ones: on this machine class a
+-- server's rate moves by ±30% from one second to the next (two shared
+-- cores), and a median of 7 moves much less than a median of 3.
+local ROUNDS = tonumber(os.getenv("NODE_ROUNDS")) or 7
+local SECONDS = tonumber(os.getenv("NODE_SECONDS")) or 0.5
+local WARMUP = tonumber(os.getenv("NODE_WARMUP")) or 0.25
 local BASELINE = os.getenv("NODE_BASELINE")
 local CLIENT_KEY = os.getenv("NODE_CLIENT") or "node"
 local client = bench.clients[CLIENT_KEY]
@@ -56,7 +61,7 @@ for round = 1, ROUNDS do
       local s = servers[i]
       io.stderr:write(("node_pipe.lua (%s): round %d, %d in flight, %s, %s\n")
         :format(CLIENT_KEY, round, w, s.name, s.framing))
-      local r, err = bench.run(client, s, { "--inflight", w, "--seconds", SECONDS })
+      local r, err = bench.run(client, s, { "--inflight", w, "--seconds", SECONDS, "--warmup", WARMUP })
       rps[i][w] = rps[i][w] or {}
       cpu[i][w] = cpu[i][w] or {}
       if r then
