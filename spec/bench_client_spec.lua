@@ -10,30 +10,12 @@ if root == nil or root == "" then root = "./" end
 local CLIENT = root .. "node/bench_client.js"
 local NULL_SERVER = root .. "build/bench/null_server"
 
-local function quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
+local files = dofile(root .. "spec/files.lua")
 
 -- Runs the client with `flags` against `cmd`; returns its exit code, its
 -- key=value line as a table, and its stderr.
 local function run(flags, cmd)
-  local words = { "node", quote(CLIENT) }
-  for _, f in ipairs(flags) do words[#words + 1] = quote(f) end
-  words[#words + 1] = "--"
-  for _, a in ipairs(cmd) do words[#words + 1] = quote(a) end
-  local err_file = os.tmpname()
-  local p = assert(io.popen(table.concat(words, " ") .. " 2>" .. quote(err_file) .. "; echo \"exit=$?\""))
-  local out = p:read("*a")
-  p:close()
-  local f = assert(io.open(err_file, "r"))
-  local err = f:read("*a")
-  f:close()
-  os.remove(err_file)
-  local result = {}
-  for k, v in out:gmatch("([%w_]+)=(%S+)") do result[k] = tonumber(v) or v end
-  local code = result.exit
-  result.exit = nil
-  return code, result, err
+  return files.run_tool({ "node", CLIENT }, flags, cmd)
 end
 
 -- A Content-Length server in Lua: `reply(id, a, b)` gives the body, and

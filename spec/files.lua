@@ -1,5 +1,6 @@
--- spec/files.lua: whole-file reads and writes for the specs, and Lua source
--- run in a child interpreter (loaded with dofile; not a spec itself).
+-- spec/files.lua: whole-file reads and writes for the specs, Lua source
+-- run in a child interpreter, and the benchmark tools run as they are in a
+-- shell (loaded with dofile; not a spec itself).
 local M = {}
 
 --- The bytes of a file.
@@ -40,6 +41,37 @@ function M.run_lua(body, seconds)
   p:close()
   os.remove(script)
   return M.take(out), status
+end
+
+local function shell_quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+--- Run `tool` (an argv list) with `flags`, `--`, then the server's argv
+--- `cmd`, as the benchmark load generators are run. Returns its exit code,
+--- the key=value words of its stdout as a table (numbers as numbers), and
+--- its stderr.
+---@param tool string[]
+---@param flags string[]
+---@param cmd string[]
+---@return integer code, table result, string err
+function M.run_tool(tool, flags, cmd)
+  local words = {}
+  for _, w in ipairs(tool) do words[#words + 1] = shell_quote(w) end
+  for _, f in ipairs(flags) do words[#words + 1] = shell_quote(f) end
+  words[#words + 1] = "--"
+  for _, a in ipairs(cmd) do words[#words + 1] = shell_quote(a) end
+  local err_file = os.tmpname()
+  local p = assert(io.popen(table.concat(words, " ") .. " 2>" .. shell_quote(err_file)
+    .. "; echo \"exit=$?\""))
+  local out = p:read("*a")
+  p:close()
+  local err = M.take(err_file)
+  local result = {}
+  for k, v in out:gmatch("([%w_]+)=(%S+)") do result[k] = tonumber(v) or v end
+  local code = result.exit
+  result.exit = nil
+  return code, result, err
 end
 
 return M

@@ -10,31 +10,12 @@ local LOADGEN = root .. "build/bench/loadgen"
 local NULL_SERVER = root .. "build/bench/null_server"
 local CJSON_SERVER = root .. "bench/servers/cjson_server.lua"
 
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
+local files = dofile(root .. "spec/files.lua")
 
 -- Runs loadgen with `flags` against the server `cmd` (argv lists); returns
 -- its exit code, its stdout result as a table, and its stderr.
 local function loadgen(flags, cmd)
-  local words = {shell_quote(LOADGEN)}
-  for _, f in ipairs(flags) do words[#words + 1] = shell_quote(f) end
-  words[#words + 1] = "--"
-  for _, a in ipairs(cmd) do words[#words + 1] = shell_quote(a) end
-  local err_file = os.tmpname()
-  local p = assert(io.popen(table.concat(words, " ") .. " 2>" .. shell_quote(err_file)
-    .. "; echo \"exit=$?\""))
-  local out = p:read("a")
-  p:close()
-  local f = assert(io.open(err_file, "r"))
-  local err = f:read("a")
-  f:close()
-  os.remove(err_file)
-  local result = {}
-  for k, v in out:gmatch("([%w_]+)=(%S+)") do result[k] = tonumber(v) or v end
-  local code = result.exit
-  result.exit = nil
-  return code, result, err
+  return files.run_tool({ LOADGEN }, flags, cmd)
 end
 
 local SHORT = {"--warmup", "0.1", "--seconds", "0.3"}
