@@ -420,6 +420,17 @@ describe("codec: writers", function()
     assert.are.equal("Content-Length: " .. #body .. "\r\n\r\n" .. body, l:result("1", "é"))
   end)
 
+  it("takes an integer id for its own text: the same bytes as its rawid", function()
+    for _, id in ipairs({0, 7, -12, 123456789012, 9007199254740992}) do
+      local raw = core.rawid(id)
+      assert.are.equal(c:request(raw, "m", {1}), c:request(id, "m", {1}))
+      assert.are.equal(c:result(raw, 1), c:result(id, 1))
+      assert.are.equal(c:error(raw, 1, "x"), c:error(id, 1, "x"))
+      assert.are.equal(l:request(raw, "m"), l:request(id, "m"))
+    end
+    assert.are.equal('{"jsonrpc":"2.0","method":"m","id":-12}\n', c:request(-12, "m"))
+  end)
+
   it("writes bare JSON for batch members, and frames a batch", function()
     local parts = {c:result("1", 1, true), c:error("2", -32601, "Method not found", nil, true)}
     assert.are.equal('[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}]\n',

@@ -408,13 +408,35 @@ describe("core.pending", function()
                    [6] = string.rep("\0", 41)}, got)
     end)
 
-    it("raises on non-string ids and a wrong self", function()
+    it("takes an integer for its own text, without a string", function()
       local p = core.pending{}
-      raises("string expected, got number", p.add, p, 2)
-      raises("string expected, got nil", p.add, p, nil)
-      raises("string expected, got no value", p.add, p)
-      raises("string expected, got number", p.settle, p, 1)
-      raises("string expected, got table", p.cancel, p, {})
+      assert.equal(1, p:add(17, 5))
+      assert.same({nil, "duplicate id"}, {p:add("17")})
+      assert.equal(2, p:add("-3"))
+      assert.same({nil, "duplicate id"}, {p:add(-3)})
+      assert.equal(3, p:add(0))
+      assert.equal(1, p:settle("17"))
+      assert.equal(2, p:cancel(-3))
+      assert.equal(3, p:settle(0))
+      assert.equal(3, p:add(9007199254740992))  -- 2^53 (slots are reused last freed first)
+      assert.same({3, "9007199254740992"}, {p:pop()})
+      assert.equal(0, p:count())
+    end)
+
+    it("raises on ids that are neither strings nor integers, and a wrong self", function()
+      local p = core.pending{}
+      raises("string or integer expected, got number", p.add, p, 2.5)
+      raises("string or integer expected, got nil", p.add, p, nil)
+      raises("string or integer expected, got no value", p.add, p)
+      raises("string or integer expected, got number", p.settle, p, 0.5)
+      raises("string or integer expected, got table", p.cancel, p, {})
+      raises("string or integer expected, got number", p.add, p, 2^53 * 4 + 0.5 * 0)
+      if rawget(_G, "jit") then
+        assert.equal(1, p:add(2.0))  -- LuaJIT: numbers are doubles
+        assert.equal(1, p:settle("2"))
+      else
+        raises("string or integer expected, got number", p.add, p, 2.0)
+      end
       raises("jrpc.Pending expected", p.add, {}, "1")
       raises("jrpc.Pending expected", p.count, io.stdout)
       raises("jrpc.Pending expected", p.stats, nil)

@@ -290,6 +290,21 @@ static void check_rawid (lua_State *L, int arg, const char *s, size_t len) {
 }
 
 
+/*
+** The id argument of a writer: its JSON text (a rawid string, checked),
+** or an integer written as its digits into 'tmp' (NUM_IDTEXT bytes), so
+** a client's integer ids need no string of their own.
+*/
+static const char *check_idarg (lua_State *L, int arg, char *tmp, size_t *len) {
+  const char *s;
+  *len = num_idtext(L, arg, tmp);
+  if (*len > 0) return tmp;
+  s = luaL_checklstring(L, arg, len);
+  check_rawid(L, arg, s, *len);
+  return s;
+}
+
+
 static void out_begin (lua_State *L, Codec *C) {
   C->out.n = 0;
   buf_reserve(L, &C->out, HEAD + 64);
@@ -323,9 +338,9 @@ static int out_push (lua_State *L, Codec *C, int bare) {
 static int codec_result (lua_State *L) {
   Codec *C = check_codec(L);
   size_t idlen;
-  const char *id = luaL_checklstring(L, 2, &idlen);
+  char tmp[NUM_IDTEXT];
+  const char *id = check_idarg(L, 2, tmp, &idlen);
   Enc E;
-  check_rawid(L, 2, id, idlen);
   luaL_checkany(L, 3);
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"result\":");
@@ -362,11 +377,11 @@ static long long check_code (lua_State *L, int arg) {
 static int codec_error (lua_State *L) {
   Codec *C = check_codec(L);
   size_t idlen, mlen;
-  const char *id = luaL_checklstring(L, 2, &idlen);
+  char tmp[NUM_IDTEXT];
+  const char *id = check_idarg(L, 2, tmp, &idlen);
   long long code = check_code(L, 3);
   const char *msg = luaL_checklstring(L, 4, &mlen);
   Enc E;
-  check_rawid(L, 2, id, idlen);
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":");
   enc_integer(L, &C->out, code);
@@ -414,11 +429,11 @@ static void add_method (lua_State *L, Codec *C, int arg, const char *m,
 static int codec_request (lua_State *L) {
   Codec *C = check_codec(L);
   size_t idlen;
-  const char *id = luaL_checklstring(L, 2, &idlen);
+  char tmp[NUM_IDTEXT];
+  const char *id = check_idarg(L, 2, tmp, &idlen);
   size_t mlen;
   const char *m = luaL_checklstring(L, 3, &mlen);  /* before out_begin */
   Enc E;
-  check_rawid(L, 2, id, idlen);
   out_begin(L, C);
   add_method(L, C, 3, m, mlen);
   if (!add_params(L, C, 4, &E)) return enc_pushfail(L, &E);

@@ -48,3 +48,36 @@ static void num_push (lua_State *L, double d) {
 #endif
   lua_pushnumber(L, (lua_Number)d);
 }
+
+
+/*
+** The JSON text of an integer id at 'arg', written into 'tmp' (at least
+** NUM_IDTEXT bytes): its length, or 0 when 'arg' is no such number (not a
+** number, a fraction, or a float beyond ±2^53: what core.rawid rejects).
+** Lua 5.4 integers only (a float 2.0 keeps its old path and text "2.0");
+** on LuaJIT any integral double within ±2^53. No Lua string is made: the
+** client's request path and the pending table take integer ids without
+** one (converting a number to a string allocates, and interns it).
+*/
+static size_t num_idtext (lua_State *L, int arg, char *tmp) {
+  long long v;
+  unsigned long long u, t;
+  size_t nd = 1, i, len;
+  if (lua_type(L, arg) != LUA_TNUMBER) return 0;
+#if !defined(JR_NO_INTEGERS)
+  if (!lua_isinteger(L, arg)) return 0;
+  v = (long long)lua_tointeger(L, arg);
+#else
+  {
+    double d = (double)lua_tonumber(L, arg);
+    if (!(d >= -MAX_SAFE_INT && d <= MAX_SAFE_INT && d == (double)(long long)d)) return 0;
+    v = (long long)d;
+  }
+#endif
+  u = (v < 0) ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  for (t = u; t >= 10; t /= 10) nd++;
+  len = nd + (v < 0);
+  if (v < 0) *tmp = '-';
+  for (i = len; nd-- > 0; u /= 10) tmp[--i] = (char)('0' + (u % 10));
+  return len;
+}

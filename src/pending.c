@@ -486,11 +486,18 @@ static inline int pd_takeat (lua_State *L, PdTable *p, int expiry,
 #define pd_check(L)  ((PdTable *)ud_check(L, lua_upvalueindex(1), PD_TNAME))
 
 
-/* ids are Lua strings only: 2 and "2" are different ids, as texts */
-static inline const char *pd_checkid (lua_State *L, int arg, size_t *len) {
+/*
+** An id is its JSON text (a rawid, a Lua string), or a Lua integer that
+** stands for its own text: 2 is the id "2" (what core.rawid(2) gives),
+** read into 'tmp' (NUM_IDTEXT bytes) without making a string.
+*/
+static inline const char *pd_checkid (lua_State *L, int arg, size_t *len, char *tmp) {
   const char *s;
-  if (lua_type(L, arg) != LUA_TSTRING)
-    pd_typeerror(L, arg, "string");
+  if (lua_type(L, arg) != LUA_TSTRING) {
+    *len = num_idtext(L, arg, tmp);
+    if (*len == 0) pd_typeerror(L, arg, "string or integer");
+    return tmp;
+  }
   s = lua_tolstring(L, arg, len);
   luaL_argcheck(L, *len <= PD_MAXIDLEN, arg, "id too long");
   return s;
@@ -544,14 +551,15 @@ static uint32_t pd_optmax (lua_State *L, int arg) {
 ** ======================================================= */
 
 /***
-** p:add(rawid [, deadline]) -> slot
+** p:add(rawid [, deadline]) -> slot      (rawid: text, or an integer)
 **                           | nil, "duplicate id"
 **                           | nil, "too many pending requests"
 */
 static int pending_add (lua_State *L) {
   PdTable *p = pd_check(L);
   size_t len;
-  const char *key = pd_checkid(L, 2, &len);
+  char tmp[NUM_IDTEXT];
+  const char *key = pd_checkid(L, 2, &len, tmp);
   int t = lua_type(L, 3);
   int dated = (t != LUA_TNONE && t != LUA_TNIL);
   double d = dated ? pd_checktime(L, 3, t) : 0;
@@ -598,7 +606,8 @@ static int pending_add (lua_State *L) {
 static int pd_remove (lua_State *L, int counted) {
   PdTable *p = pd_check(L);
   size_t len;
-  const char *key = pd_checkid(L, 2, &len);
+  char tmp[NUM_IDTEXT];
+  const char *key = pd_checkid(L, 2, &len, tmp);
   uint32_t *link = pd_find(p, key, len, pd_hash(p, key, len));
   uint32_t s;
   if (link == NULL) {

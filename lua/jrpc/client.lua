@@ -154,14 +154,15 @@ local function deadline_of(peer, opts)
 end
 
 -- The counter's next value not in flight (some are: ids the caller chose).
+-- A counter id is its own rawid: the pending table and the codec take an
+-- integer for its text, so no string is made for it.
 local function next_free(calls, deadline)
   local pending = calls.pending
   while true do
     local id = calls.next_id
     calls.next_id = id + 1
-    local rawid = rawid_of(id)
-    local slot, why = pending:add(rawid, deadline)
-    if slot ~= nil or why ~= "duplicate id" then return id, rawid, slot, why end
+    local slot, why = pending:add(id, deadline)
+    if slot ~= nil or why ~= "duplicate id" then return id, id, slot, why end
   end
 end
 
@@ -183,9 +184,8 @@ local function reserve(peer, chosen, deadline)
   -- the whole request path as one trace)
   local id = calls.next_id
   calls.next_id = id + 1
-  local rawid = rawid_of(id)
-  local slot, why = pending:add(rawid, deadline)
-  if slot ~= nil or why ~= "duplicate id" then return id, rawid, slot, why end
+  local slot, why = pending:add(id, deadline)
+  if slot ~= nil or why ~= "duplicate id" then return id, id, slot, why end
   return next_free(calls, deadline)
 end
 

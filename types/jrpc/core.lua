@@ -194,7 +194,7 @@ function Codec:want() end
 function Codec:next(chunk) end
 
 --- A framed success response, or nil and why.
----@param rawid string
+---@param rawid string|integer  the id's JSON text, or an integer for its own
 ---@param value any
 ---@param unframed? boolean
 ---@return string|nil bytes
@@ -202,7 +202,7 @@ function Codec:next(chunk) end
 function Codec:result(rawid, value, unframed) end
 
 --- A framed error response, or nil and why.
----@param rawid string
+---@param rawid string|integer
 ---@param code integer
 ---@param message string
 ---@param data? any
@@ -212,7 +212,7 @@ function Codec:result(rawid, value, unframed) end
 function Codec:error(rawid, code, message, data, unframed) end
 
 --- A framed request, or nil and why (params nil or null: none).
----@param rawid string
+---@param rawid string|integer
 ---@param method string
 ---@param params? table
 ---@param unframed? boolean
@@ -237,19 +237,19 @@ function Codec:frame(json) end
 local Pending = {}
 
 --- Add an id: its slot, or nil and "duplicate id" / "too many pending requests".
----@param rawid string
+---@param rawid string|integer  the id's JSON text, or an integer for its own
 ---@param deadline? number
 ---@return integer|nil slot
 ---@return string|nil msg
 function Pending:add(rawid, deadline) end
 
 --- Remove an id a response names: its slot, or nil (unknown or late: counted).
----@param rawid string
+---@param rawid string|integer
 ---@return integer|nil slot
 function Pending:settle(rawid) end
 
 --- Remove an id we gave up: its slot, or nil (not counted).
----@param rawid string
+---@param rawid string|integer
 ---@return integer|nil slot
 function Pending:cancel(rawid) end
 
