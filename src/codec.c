@@ -297,8 +297,10 @@ static void check_rawid (lua_State *L, int arg, const char *s, size_t len) {
 */
 static const char *check_idarg (lua_State *L, int arg, char *tmp, size_t *len) {
   const char *s;
-  *len = num_idtext(L, arg, tmp);
-  if (*len > 0) return tmp;
+  if (lua_type(L, arg) != LUA_TSTRING) {  /* a server's rawids are strings: one test */
+    *len = num_idtext(L, arg, tmp);
+    if (*len > 0) return tmp;
+  }
   s = luaL_checklstring(L, arg, len);
   check_rawid(L, arg, s, *len);
   return s;
