@@ -683,8 +683,5 @@ static void http_open (lua_State *L) {
     {"__gc", http_gc}, {"__close", http_gc}, {"__tostring", http_tostring},
     {NULL, NULL}
   };
-  ud_newmeta(L, HTTP_MT, meta, http_methods, 0);   /* methods: upvalue 1 */
-  luaL_getmetatable(L, HTTP_MT);
-  lua_pushcclosure(L, http_new, 1);
-  lua_setfield(L, -2, "http_server");
+  ud_newtype(L, HTTP_MT, meta, http_methods, http_new, "http_server");
 }

@@ -433,8 +433,5 @@ static void hc_open (lua_State *L) {
     {"__gc", hc_gc}, {"__close", hc_gc}, {"__tostring", hc_tostring},
     {NULL, NULL}
   };
-  ud_newmeta(L, HC_MT, meta, hc_methods, 0);   /* methods: upvalue 1 */
-  luaL_getmetatable(L, HC_MT);
-  lua_pushcclosure(L, hc_new, 1);
-  lua_setfield(L, -2, "http_client");
+  ud_newtype(L, HC_MT, meta, hc_methods, hc_new, "http_client");
 }

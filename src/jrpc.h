@@ -149,6 +149,9 @@ typedef struct UdHead {
 
 static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
                         const luaL_Reg *methods, int nup);
+static void ud_newtype (lua_State *L, const char *tname, const luaL_Reg *meta,
+                        const luaL_Reg *methods, lua_CFunction ctor,
+                        const char *name);
 static void *ud_check (lua_State *L, int mt, const char *tname);
 static inline void ud_open (UdHead *h, const char *tname);
 static inline void ud_close (UdHead *h);

@@ -411,8 +411,5 @@ static void tls_open (lua_State *L) {
     {"__gc", tls_gc}, {"__close", tls_gc}, {"__tostring", tls_tostring},
     {NULL, NULL}
   };
-  ud_newmeta(L, TLS_MT, meta, tls_methods, 0);   /* methods: upvalue 1 */
-  luaL_getmetatable(L, TLS_MT);
-  lua_pushcclosure(L, tls_new, 1);
-  lua_setfield(L, -2, "tls_client");
+  ud_newtype(L, TLS_MT, meta, tls_methods, tls_new, "tls_client");
 }

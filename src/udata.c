@@ -34,6 +34,21 @@ static void ud_newmeta (lua_State *L, const char *tname, const luaL_Reg *meta,
 
 
 /*
+** A type whose constructor 'ctor' keeps the metatable as its upvalue 1
+** (the common case of ud_newmeta, with no upvalues of the methods' own),
+** published as field 'name' of the module table on top.
+*/
+static void ud_newtype (lua_State *L, const char *tname, const luaL_Reg *meta,
+                        const luaL_Reg *methods, lua_CFunction ctor,
+                        const char *name) {
+  ud_newmeta(L, tname, meta, methods, 0);   /* methods: upvalue 1 */
+  luaL_getmetatable(L, tname);
+  lua_pushcclosure(L, ctor, 1);
+  lua_setfield(L, -2, name);
+}
+
+
+/*
 ** Mark the object at 'h' usable as a 'tname' for ud_check's fast path.
 ** 'tname' must be the one address the type's methods pass to ud_check
 ** (a static array, not a literal that may or may not be merged). Called
