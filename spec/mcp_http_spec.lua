@@ -8,6 +8,7 @@ local mcp = require "jrpc.mcp"
 local loop = S.loop
 
 local shell = S.shell_wait
+local H = dofile("spec/mcp_http_support.lua")(S)
 
 local META = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
   .. '"io.modelcontextprotocol/clientCapabilities":{}}'
@@ -35,12 +36,8 @@ end
 -- POST `body` with the standard headers (and `extra` curl arguments);
 -- returns the status and the body.
 local function post(port, method, body, extra)
-  local cmd = ("curl -s -m 5 -o - -w '\\n%%{http_code}' -H 'Content-Type: application/json' "
-    .. "-H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' "
-    .. "-H 'Mcp-Method: %s' %s --data-binary '%s' http://127.0.0.1:%d/mcp"):format(method, extra or "", body, port)
-  local _, out = shell(cmd)
-  local text, status = out:match("^(.*)\n(%d+)$")
-  return tonumber(status), text
+  local status, _, text = H.post(port, H.modern_headers(method), body, extra)
+  return status, text
 end
 
 local function call(name, id, args)
