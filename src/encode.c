@@ -63,15 +63,8 @@ static int enc_string (lua_State *L, Buf *b, const char *s, size_t len) {
 
 
 static void enc_integer (lua_State *L, Buf *b, long long v) {
-  unsigned long long u = (v < 0) ? 0ULL - (unsigned long long)v
-                                 : (unsigned long long)v, t = u;
-  size_t nd = 1, i;
-  char *d;
-  while (t >= 10) { t /= 10; nd++; }   /* count, then write in place */
-  d = buf_reserve(L, b, nd + 1);
-  if (v < 0) { *d++ = '-'; b->n++; }
-  for (i = nd; i-- > 0; u /= 10) d[i] = (char)('0' + (u % 10));
-  b->n += nd;
+  char *d = buf_reserve(L, b, NUM_IDTEXT);
+  b->n += num_itoa(v, d);
 }
 
 

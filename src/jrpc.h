@@ -191,7 +191,8 @@ static int num_isdigit (int c);
 static int num_fits_int64 (double d);
 static int num_token_int64 (const char *p, const char *e, long long *v);
 static void num_push (lua_State *L, double d);
-#define NUM_IDTEXT  24  /* bytes num_idtext may write: a sign and 20 digits */
+#define NUM_IDTEXT  24  /* bytes num_itoa may write: a sign and 20 digits */
+static size_t num_itoa (long long v, char *d);
 static size_t num_idtext (lua_State *L, int arg, char *tmp);
 /* }====================================================== */
 

@@ -51,6 +51,22 @@ static void num_push (lua_State *L, double d) {
 
 
 /*
+** Write the decimal text of 'v' at 'd' (NUM_IDTEXT bytes of room: a sign
+** and 20 digits); returns its length. Counted first, then written in place.
+*/
+static size_t num_itoa (long long v, char *d) {
+  unsigned long long u = (v < 0) ? 0ULL - (unsigned long long)v
+                                 : (unsigned long long)v, t;
+  size_t nd = 1, i, len;
+  for (t = u; t >= 10; t /= 10) nd++;
+  len = nd + (v < 0);
+  if (v < 0) *d = '-';
+  for (i = len; nd-- > 0; u /= 10) d[--i] = (char)('0' + (u % 10));
+  return len;
+}
+
+
+/*
 ** The JSON text of an integer id at 'arg', written into 'tmp' (at least
 ** NUM_IDTEXT bytes): its length, or 0 when 'arg' is no such number (not a
 ** number, a fraction, or a float beyond ±2^53: what core.rawid rejects).
@@ -60,24 +76,15 @@ static void num_push (lua_State *L, double d) {
 ** one (converting a number to a string allocates, and interns it).
 */
 static size_t num_idtext (lua_State *L, int arg, char *tmp) {
-  long long v;
-  unsigned long long u, t;
-  size_t nd = 1, i, len;
   if (lua_type(L, arg) != LUA_TNUMBER) return 0;
 #if !defined(JR_NO_INTEGERS)
   if (!lua_isinteger(L, arg)) return 0;
-  v = (long long)lua_tointeger(L, arg);
+  return num_itoa((long long)lua_tointeger(L, arg), tmp);
 #else
   {
     double d = (double)lua_tonumber(L, arg);
     if (!(d >= -MAX_SAFE_INT && d <= MAX_SAFE_INT && d == (double)(long long)d)) return 0;
-    v = (long long)d;
+    return num_itoa((long long)d, tmp);
   }
 #endif
-  u = (v < 0) ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-  for (t = u; t >= 10; t /= 10) nd++;
-  len = nd + (v < 0);
-  if (v < 0) *tmp = '-';
-  for (i = len; nd-- > 0; u /= 10) tmp[--i] = (char)('0' + (u % 10));
-  return len;
 }
