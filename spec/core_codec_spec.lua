@@ -431,6 +431,24 @@ describe("codec: writers", function()
     assert.are.equal('{"jsonrpc":"2.0","method":"m","id":-12}\n', c:request(-12, "m"))
   end)
 
+  it("writes integers digit for digit at every length (two digits per division)", function()
+    local x = 1
+    for _ = 1, 15 do  -- up to 10^15 - 1: integers on LuaJIT too (within 2^53)
+      for _, v in ipairs({ x - 1, x, x + 1, -x, -(x - 1), 10 * x - 1 }) do
+        local want = ("%d"):format(v)
+        assert.are.equal('{"jsonrpc":"2.0","result":' .. want .. ',"id":' .. want .. '}', c:result(v, v, true))
+        assert.are.equal(want, core.rawid(v))
+      end
+      x = x * 10
+    end
+    if math.maxinteger then  -- Lua 5.4: the 64-bit ends
+      for _, v in ipairs({ math.maxinteger, math.mininteger }) do
+        assert.are.equal(tostring(v), core.rawid(v))
+        assert.are.equal('{"jsonrpc":"2.0","result":' .. tostring(v) .. ',"id":1}', c:result(1, v, true))
+      end
+    end
+  end)
+
   it("writes bare JSON for batch members, and frames a batch", function()
     local parts = {c:result("1", 1, true), c:error("2", -32601, "Method not found", nil, true)}
     assert.are.equal('[{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}]\n',

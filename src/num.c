@@ -55,13 +55,27 @@ static void num_push (lua_State *L, double d) {
 ** and 20 digits); returns its length. Counted first, then written in place.
 */
 static size_t num_itoa (long long v, char *d) {
+  static const char pairs[] =   /* "00" "01" ... "99": two digits per division */
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
   unsigned long long u = (v < 0) ? 0ULL - (unsigned long long)v
                                  : (unsigned long long)v, t;
   size_t nd = 1, i, len;
-  for (t = u; t >= 10; t /= 10) nd++;
+  for (t = u; t >= 100; t /= 100) nd += 2;
+  if (t >= 10) nd++;
   len = nd + (v < 0);
   if (v < 0) *d = '-';
-  for (i = len; nd-- > 0; u /= 10) d[--i] = (char)('0' + (u % 10));
+  for (i = len; u >= 100; u /= 100) {
+    const char *p = pairs + 2 * (u % 100);
+    d[--i] = p[1];
+    d[--i] = p[0];
+  }
+  if (u >= 10) {
+    d[--i] = pairs[2 * u + 1];
+    d[--i] = pairs[2 * u];
+  }
+  else d[--i] = (char)('0' + u);
   return len;
 }
 
