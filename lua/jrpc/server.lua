@@ -286,11 +286,17 @@ local function bare_done(peer, me, method, id, rawid, result)
   return serve_bare_waited(peer, me, result)
 end
 
+-- The context of the bare request that runs in place now (its method and
+-- ids are kept in srv while it runs).
+local function bare_ctx(peer)
+  local srv = peer._srv
+  return new_ctx(peer, srv.bare_method, srv.bare_id, srv.bare_rawid)
+end
+
 -- The worker `co` stopped inside a bare request's handler: make its context
 -- now, from what the dispatcher noted, and leave it for the job.
 local function made_for(peer, co)
-  local srv = peer._srv
-  local ctx = new_ctx(peer, srv.bare_method, srv.bare_id, srv.bare_rawid)
+  local ctx = bare_ctx(peer)
   ctx._unprotected = true  -- no pcall around it: a raise after its wait, see M.raised
   made[co] = ctx
   return ctx
@@ -495,9 +501,8 @@ end
 -- it: `srv.running` is still BARE), that request is answered as a handler
 -- failure; anything else is only logged, as a worker's failure.
 local function raised_in_drain(peer, co, err)
-  local srv = peer._srv
-  if srv.running == BARE then
-    conclude(peer, new_ctx(peer, srv.bare_method, srv.bare_id, srv.bare_rawid), false, err)
+  if peer._srv.running == BARE then
+    conclude(peer, bare_ctx(peer), false, err)
   else
     peer._log("coroutine failed: " .. traceback(co, tostring(err)))
   end

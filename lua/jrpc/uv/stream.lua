@@ -302,10 +302,11 @@ local function peer_options(opts, send)
   return o
 end
 
-local function check_limit(opts, name, default)
+-- A limit option: a positive number, or 0 too where `zero_ok`.
+local function check_limit(opts, name, default, zero_ok)
   local v = opts[name]
   if v == nil then return default end
-  if type(v) ~= "number" or v < 0 or (v == 0 and name ~= "finish_grace") then
+  if type(v) ~= "number" or v < 0 or (v == 0 and not zero_ok) then
     error(name .. " must be a positive number", 4)
   end
   return v
@@ -323,7 +324,7 @@ function M.new(loop, reader, writer, opts, eof_reason)
     loop = loop, uv = loop.uv, reader = reader, writer = writer,
     max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
     pause_reading_at = check_limit(opts, "pause_reading_at", M.DEFAULT_PAUSE_READING_AT),
-    finish_grace = check_limit(opts, "finish_grace", M.FINISH_GRACE), eof_reason = eof_reason,
+    finish_grace = check_limit(opts, "finish_grace", M.FINISH_GRACE, true), eof_reason = eof_reason,
     on_close = opts.on_close, _close_hooks = {},
     _closed = false, _eof = false, _busy = false, _backlog = false, _paused = false, _reading = false,
   }, Connection)
