@@ -2,12 +2,14 @@
 --- The JSON-RPC 2.0 specification's examples (section 7), served on stdio.
 --
 --   lua5.4 examples/spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp]
---                                   [--transport uv|blocking] [--max-write-queue BYTES]
---                                   [--pause-reading-at BYTES]
+--                                   [--transport uv|blocking] [--idle-gc on|off]
+--                                   [--max-write-queue BYTES] [--pause-reading-at BYTES]
 --   luajit examples/spec_server.lua ...
 --
 -- --transport uv (the default when luv is installed) serves through
--- jrpc.uv's non-blocking stdio; blocking uses jrpc.stdio.
+-- jrpc.uv's non-blocking stdio; blocking uses jrpc.stdio. --idle-gc off
+-- (uv only) keeps the collector's steps where allocation puts them instead
+-- of doing them while the loop waits (jrpc.uv.idle_gc).
 --
 -- Writes only protocol messages to stdout, logs to stderr, exits 0 at the
 -- end of input. Loaded with the single argument "--module" it serves
@@ -59,11 +61,13 @@ local choices = {
   ["--framing"] = { ndjson = true, lsp = true },
   ["--profile"] = { jsonrpc = true, mcp = true, lsp = true },
   ["--transport"] = { uv = true, blocking = true },
+  ["--idle-gc"] = { on = true, off = true },
 }
 
 local function parse_args(argv)
   local has_luv = pcall(require, "luv")
-  local opts = { framing = "ndjson", profile = "jsonrpc", transport = has_luv and "uv" or "blocking" }
+  local opts = { framing = "ndjson", profile = "jsonrpc", transport = has_luv and "uv" or "blocking",
+    ["idle-gc"] = "on" }
   local i = 1
   while argv[i] do
     local flag, value = argv[i], argv[i + 1]
@@ -84,7 +88,8 @@ local function parse_args(argv)
       i = i + 2
     else
       io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]"
-        .. " [--transport uv|blocking] [--max-write-queue BYTES] [--pause-reading-at BYTES]\n")
+        .. " [--transport uv|blocking] [--idle-gc on|off] [--max-write-queue BYTES]"
+        .. " [--pause-reading-at BYTES]\n")
       os.exit(2)
     end
   end
@@ -99,7 +104,7 @@ if opts.transport == "blocking" then
   install(peer)
   jrpc.stdio.run(peer)
 else
-  local loop = jrpc.uv.new(require "luv")
+  local loop = jrpc.uv.new(require "luv", { idle_gc = opts["idle-gc"] == "on" })
   local conn = assert(loop:stdio(opts))
   install(conn.peer)
   loop:serve_forever()  -- returns once stdin ended and the replies are written

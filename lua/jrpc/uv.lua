@@ -13,6 +13,7 @@
 -- their loop (one call per frame).
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
+local idle_gc = require "jrpc.uv.idle_gc"
 
 local unpack = table.unpack or unpack
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
@@ -50,6 +51,19 @@ local function enter(self, what)
   self._stop_requested = false  -- a stop() from now on counts, even before uv.run
 end
 
+-- run and serve_forever own the loop while they last: the collector's steps
+-- go where the loop would wait (jrpc.uv.idle_gc), unless opts.idle_gc = false.
+local function own(self)
+  if not self._idle_gc_on then return end
+  self._gc_mode = self._gc_mode or idle_gc.mode()  -- asked once per context
+  self._idle_gc = idle_gc.start(self.uv, self._idle_gc, self._gc_mode, self.gc_stats)
+end
+
+local function leave(self)
+  self._running = false
+  idle_gc.stop(self._idle_gc)
+end
+
 -- Run the loop until `outcome()` is set; the caller has entered.
 local function run_until(self, outcome)
   local uv = self.uv
@@ -81,11 +95,12 @@ function Loop:run(fn)
     if inside_uv_run(uv) then uv.stop() end
   end)
   enter(self, "run")  -- also while fn runs up to its first wait
+  own(self)
   local ok, err = pcall(function()
     assert(coroutine.resume(main))
     run_until(self, function() return outcome end)
   end)
-  self._running = false
+  leave(self)
   if not ok then error(err, 0) end
   if not outcome[1] then error(outcome[2], 0) end
   return unpack(outcome, 2, outcome.n)
@@ -94,10 +109,14 @@ end
 --- Run the loop until `stop()` is called, or until nothing is left on it.
 function Loop:serve_forever()
   enter(self, "serve_forever")
-  repeat
-    local alive = self.uv.run("default")
-  until self._stop_requested or not alive
-  self._running = false
+  own(self)
+  local ok, err = pcall(function()
+    repeat
+      local alive = self.uv.run("default")
+    until self._stop_requested or not alive
+  end)
+  leave(self)
+  if not ok then error(err, 0) end
 end
 
 --- Make `serve_forever` (or `run`, which then raises) return.
@@ -197,7 +216,11 @@ local contexts = setmetatable({}, { __mode = "k" })
 --- The jrpc loop context on a luv module (`require "luv"`, or `vim.uv`).
 --- Asking twice for the same module gives the same context.
 ---@param uv table
----@param opts? {sigpipe?: boolean}  sigpipe = false leaves SIGPIPE alone (first call only)
+--- Options (first call only): sigpipe = false leaves SIGPIPE alone;
+--- idle_gc = false keeps the collector's steps where allocation puts them
+--- (by default run and serve_forever do them while the loop waits, see
+--- jrpc.uv.idle_gc; `loop.gc_stats` counts them).
+---@param opts? {sigpipe?: boolean, idle_gc?: boolean}
 ---@return jrpc.uv.Loop
 function M.new(uv, opts)
   if type(uv) ~= "table" or type(uv.run) ~= "function" or type(uv.new_pipe) ~= "function" then
@@ -207,7 +230,8 @@ function M.new(uv, opts)
   if loop then return loop end
   if not (opts and opts.sigpipe == false) then survive_sigpipe(uv) end
   loop = setmetatable({ uv = uv, events = 0, _paused = {}, _running = false,
-    _stop_requested = false }, Loop)
+    _stop_requested = false, _idle_gc_on = not (opts and opts.idle_gc == false),
+    gc_stats = { steps = 0, cycles = 0 } }, Loop)
   contexts[uv] = loop
   return loop
 end
