@@ -48,8 +48,8 @@ describe("jrpc.uv idle_gc", function()
     assert.are.equal(0, steps_off)
     assert.is_true(steps_on > 0)
     -- with it off, requests pay the collections: in these runs about 69 of
-    -- 4,000 on Lua 5.4 and 370 on LuaJIT
-    assert.is_true(inside_off >= 20, counts)
+    -- 4,000 on Lua 5.4 (12 in incremental mode) and 370 on LuaJIT
+    assert.is_true(inside_off >= 5, counts)
     if IS_54 and idle_gc.mode() == "generational" then
       -- a minor collection is taken in idle time before it falls due
       assert.are.equal(0, inside_on, counts)
