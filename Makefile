@@ -20,8 +20,8 @@
 #                   tools/call over HTTP: 1/2/4 workers behind nginx, one direct,
 #                   the TypeScript SDK v2 server; a 100,000-request fault run)
 #   make bench-stdio  bench/node_pipe.lua with each client (loadgen, Node, jrpc on luv)
-#                   at 16/64/256 in flight, bench/latency.lua, bench/memory.lua and
-#                   bench/plot.lua; tables in build/bench/out/stdio.md, plot pipe.png
+#                   at 16/64/256 in flight, bench/latency.lua, bench/gc_inside.lua,
+#                   bench/memory.lua and bench/plot.lua; tables in build/bench/out/stdio.md, plot pipe.png
 #   make soak       SOAK_REQUESTS (1000000) through a pipe; fails if the server's RSS grows
 #   make example    the JSON-RPC 2.0 spec examples through examples/spec_server.lua
 #   make test-asan  every spec file under Lua 5.4 against build/asan (ASan + UBSan + LSan)
@@ -531,6 +531,7 @@ bench-stdio: all bench-tools node-deps
 	done; \
 	lua5.4 bench/summary.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	lua5.4 bench/latency.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
+	lua5.4 bench/gc_inside.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	lua5.4 bench/memory.lua | tee -a $(BENCH_OUT)/stdio.md; [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; \
 	lua5.4 bench/plot.lua || rc=1; \
 	echo "bench-stdio: tables in $(BENCH_OUT)/stdio.md"; exit $$rc
