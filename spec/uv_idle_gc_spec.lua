@@ -1,18 +1,16 @@
 -- jrpc.uv.idle_gc: while run or serve_forever drives the loop, the
 -- collector's work is done where the loop would wait, not inside a request.
 local jrpc = require "jrpc"
-local uv = require "luv"
 local idle_gc = require "jrpc.uv.idle_gc"
+local S = dofile("spec/uv_support.lua")
 
 local IS_54 = _VERSION == "Lua 5.4" and not rawget(_G, "jit")
 
 -- A context of its own (jrpc.uv keeps one per luv module, so a proxy of
 -- luv), on the same default loop.
 local function new_loop(opts)
-  return jrpc.uv.new(setmetatable({}, { __index = uv }), opts)
+  return jrpc.uv.new(setmetatable({}, { __index = S.uv }), opts)
 end
-
-local S = dofile("spec/uv_support.lua")
 
 -- Send `n` requests one at a time to a child server (spec/uv_idle_gc_server.lua,
 -- idle_gc "on" or "off") over its stdio; returns how many of them had a

@@ -6,7 +6,7 @@
 -- incremental mode (LuaJIT, and embedded Lua 5.4) steps through a cycle
 -- once the heap has doubled. With a server's heap of a few hundred KiB a
 -- piece costs tens of µs, and one request in several hundred pays it on
--- Lua 5.4, one in about sixty on LuaJIT (bench/gc_inside.lua).
+-- Lua 5.4, one in about forty on LuaJIT (bench/gc_inside.lua).
 -- While `run` or `serve_forever` drives the loop, a prepare handle (libuv
 -- calls it just before the loop blocks for I/O) takes that piece a little
 -- before it falls due, so the loop pays it while it would wait anyway.
@@ -64,8 +64,8 @@ local function generational_stepper(_, stats)
   end
 end
 
--- Incremental: from a little before a cycle is due, one step per turn until
--- it ends. Only the heap a cycle leaves tells when the next is due, so the
+-- Incremental: from a little before a cycle is due, steps for up to
+-- TURN_BUDGET_NS per turn until it ends. Only the heap a cycle leaves tells when the next is due, so the
 -- first cycle is finished (or begun) at once.
 local function incremental_stepper(uv, stats)
   local hrtime = uv.hrtime
