@@ -3,13 +3,15 @@
 --
 --   lua5.4 examples/spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp]
 --                                   [--transport uv|blocking] [--idle-gc on|off]
+--                                   [--busy-poll off|MICROSECONDS]
 --                                   [--max-write-queue BYTES] [--pause-reading-at BYTES]
 --   luajit examples/spec_server.lua ...
 --
 -- --transport uv (the default when luv is installed) serves through
 -- jrpc.uv's non-blocking stdio; blocking uses jrpc.stdio. --idle-gc off
 -- (uv only) keeps the collector's steps where allocation puts them instead
--- of doing them while the loop waits (jrpc.uv.idle_gc).
+-- of doing them while the loop waits (jrpc.uv.idle_gc); --busy-poll
+-- (uv only) sets how long the loop polls before it sleeps (jrpc.uv.busy_poll).
 --
 -- Writes only protocol messages to stdout, logs to stderr, exits 0 at the
 -- end of input. Loaded with the single argument "--module" it serves
@@ -86,9 +88,13 @@ local function parse_args(argv)
     elseif flag == "--pause-reading-at" and tonumber(value) and tonumber(value) > 0 then
       opts.pause_reading_at = tonumber(value)
       i = i + 2
+    elseif flag == "--busy-poll" and (value == "off" or (tonumber(value) and tonumber(value) >= 0)) then
+      opts.busy_poll = value ~= "off" and tonumber(value)
+      i = i + 2
     else
       io.stderr:write("usage: spec_server.lua [--framing ndjson|lsp] [--profile jsonrpc|mcp|lsp]"
-        .. " [--transport uv|blocking] [--idle-gc on|off] [--max-write-queue BYTES]"
+        .. " [--transport uv|blocking] [--idle-gc on|off] [--busy-poll off|MICROSECONDS]"
+        .. " [--max-write-queue BYTES]"
         .. " [--pause-reading-at BYTES]\n")
       os.exit(2)
     end
@@ -104,7 +110,7 @@ if opts.transport == "blocking" then
   install(peer)
   jrpc.stdio.run(peer)
 else
-  local loop = jrpc.uv.new(require "luv", { idle_gc = opts["idle-gc"] == "on" })
+  local loop = jrpc.uv.new(require "luv", { idle_gc = opts["idle-gc"] == "on", busy_poll = opts.busy_poll })
   local conn = assert(loop:stdio(opts))
   install(conn.peer)
   loop:serve_forever()  -- returns once stdin ended and the replies are written

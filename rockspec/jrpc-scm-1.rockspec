@@ -127,6 +127,7 @@ build = {
     ["jrpc.uv.http"] = "lua/jrpc/uv/http.lua",
     ["jrpc.uv.http_client"] = "lua/jrpc/uv/http_client.lua",
     ["jrpc.uv.idle_gc"] = "lua/jrpc/uv/idle_gc.lua",
+    ["jrpc.uv.busy_poll"] = "lua/jrpc/uv/busy_poll.lua",
     ["jrpc.uv.net"] = "lua/jrpc/uv/net.lua",
     ["jrpc.uv.process"] = "lua/jrpc/uv/process.lua",
     ["jrpc.uv.stdio"] = "lua/jrpc/uv/stdio.lua",

@@ -161,7 +161,7 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
   it("forwards the server's stderr, not read as protocol", function()
     local status, out, err = call("fail")
     assert.are.same({ 1, "" }, { status, out })
-    assert.are.equal('jrpc: method "fail" failed: examples/spec_server.lua:45: this method always fails\n'
+    assert.are.equal('jrpc: method "fail" failed: examples/spec_server.lua:47: this method always fails\n'
       .. '{"code":-32603,"message":"Internal error"}\n', err)
   end)
 

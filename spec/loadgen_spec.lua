@@ -58,6 +58,17 @@ describe("loadgen", function()
     assert.is_true(r.replies > 1000, "replies: " .. tostring(r.replies))
   end)
 
+  it("measures the null server with and without polling before it blocks", function()
+    for _, us in ipairs({"0", "500"}) do
+      local code, r, err = loadgen(SHORT, {NULL_SERVER, "--poll-us", us, "--framing", "ndjson"})
+      assert.are.equal(0, code, err)
+      assert.is_true(r.replies > 1000, us .. " µs, replies: " .. tostring(r.replies))
+    end
+    local code, _, err = files.run_tool({ NULL_SERVER }, {"--poll-us", "-1"}, {})
+    assert.are.equal(1, code)
+    assert.are.equal("null_server: usage: null_server [--framing ndjson|lsp] [--poll-us N]\n", err)
+  end)
+
   it("measures the lua-cjson loop", function()
     local code, r, err = loadgen(SHORT, {"lua5.4", CJSON_SERVER})
     assert.are.equal(0, code, err)

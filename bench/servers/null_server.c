@@ -2,12 +2,15 @@
 ** null_server.c -- answers loadgen's `subtract` requests without parsing
 ** JSON, so that loadgen's rate against it is loadgen's own ceiling.
 **
-**   null_server [--framing ndjson|lsp]
+**   null_server [--framing ndjson|lsp] [--poll-us N]
 **
 ** For each input line (or Content-Length body) it copies the id and the two
 ** params found by a minimal scan into a canned reply; the replies to one
-** read go out in one write. Exits 0 at the end of input, 1 on input it
-** cannot scan.
+** read go out in one write. Before it blocks for input it polls for up to
+** N µs (default 100, 0: never), as jrpc.uv does (lua/jrpc/uv/busy_poll.lua):
+** on a virtual machine a server that blocks as soon as it runs dry pays a
+** slow wakeup for every burst, and its rate would not be the client's
+** ceiling. Exits 0 at the end of input, 1 on input it cannot scan.
 */
 
 #define _POSIX_C_SOURCE 200809L
@@ -16,12 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #define READ_CHUNK (256 * 1024)
 #define MAX_MESSAGE (1024 * 1024)
 
 static int lsp;  /* Content-Length framing, else ndjson */
+static long poll_ns = 100000;  /* how long to poll before blocking */
 
 static void die (const char *msg) {
   fprintf(stderr, "null_server: %s\n", msg);
@@ -98,6 +104,21 @@ static char *answer (char *p, const char *s, const char *end) {
   return p;
 }
 
+static long long now_ns (void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Poll stdin without blocking until it has input or poll_ns has passed. */
+static void wait_briefly (void) {
+  struct pollfd p;
+  long long until = now_ns() + poll_ns;
+  p.fd = 0;
+  p.events = POLLIN;
+  while (poll_ns > 0 && poll(&p, 1, 0) == 0 && now_ns() < until) {}
+}
+
 /* The next complete message at s: its body [*body, *bend) and its end. */
 static const char *next_message (const char *s, const char *end,
                                  const char **body, const char **bend) {
@@ -125,16 +146,21 @@ static const char *next_message (const char *s, const char *end,
 int main (int argc, char **argv) {
   char *in = NULL, *out = NULL;
   size_t len = 0, cap = 0, outcap = 0;
-  if (argc == 3 && strcmp(argv[1], "--framing") == 0)
-    lsp = strcmp(argv[2], "lsp") == 0;
-  else if (argc != 1)
-    die("usage: null_server [--framing ndjson|lsp]");
+  int a;
+  for (a = 1; a + 1 < argc; a += 2) {
+    if (strcmp(argv[a], "--framing") == 0) lsp = strcmp(argv[a + 1], "lsp") == 0;
+    else if (strcmp(argv[a], "--poll-us") == 0) poll_ns = atol(argv[a + 1]) * 1000;
+    else break;
+  }
+  if (a != argc || poll_ns < 0)
+    die("usage: null_server [--framing ndjson|lsp] [--poll-us N]");
   for (;;) {
     const char *s, *body, *bend, *next;
     char *o;
     ssize_t n;
     size_t done, most;
     if (cap - len < READ_CHUNK) in = (char *)grow(in, cap = len + READ_CHUNK);
+    wait_briefly();
     n = read(0, in + len, cap - len);
     if (n == 0) return 0;
     if (n < 0) {

@@ -14,6 +14,7 @@
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local idle_gc = require "jrpc.uv.idle_gc"
+local busy_poll = require "jrpc.uv.busy_poll"
 
 local unpack = table.unpack or unpack
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
@@ -52,8 +53,13 @@ local function enter(self, what)
 end
 
 -- run and serve_forever own the loop while they last: the collector's steps
--- go where the loop would wait (jrpc.uv.idle_gc), unless opts.idle_gc = false.
+-- go where the loop would wait (jrpc.uv.idle_gc), unless opts.idle_gc =
+-- false, and the loop polls a little before it sleeps (jrpc.uv.busy_poll),
+-- unless opts.busy_poll = false.
 local function own(self)
+  if self._busy_poll_ns then
+    self._busy_poll = busy_poll.start(self, self._busy_poll, self._busy_poll_ns, self.poll_stats)
+  end
   if not self._idle_gc_on then return end
   self._gc_mode = self._gc_mode or idle_gc.mode()  -- asked once per context
   self._idle_gc = idle_gc.start(self.uv, self._idle_gc, self._gc_mode, self.gc_stats)
@@ -61,6 +67,7 @@ end
 
 local function leave(self)
   self._running = false
+  busy_poll.stop(self._busy_poll)
   idle_gc.stop(self._idle_gc)
 end
 
@@ -213,6 +220,17 @@ end
 -- One context per luv module: they would share its default loop anyway.
 local contexts = setmetatable({}, { __mode = "k" })
 
+-- opts.busy_poll: nil (the default budget where more than one CPU), false,
+-- or µs; the budget in ns, or nil for none.
+local function busy_poll_ns(uv, opt)
+  if opt == false or opt == 0 then return nil end
+  if opt == nil then return busy_poll.useful(uv) and busy_poll.BUDGET_NS or nil end
+  if type(opt) ~= "number" or opt < 0 or opt ~= opt then
+    error("jrpc.uv.new: busy_poll must be false or a number of µs >= 0", 3)
+  end
+  return math.floor(opt * 1000)
+end
+
 --- The jrpc loop context on a luv module (`require "luv"`, or `vim.uv`).
 --- Asking twice for the same module gives the same context.
 ---@param uv table
@@ -231,7 +249,8 @@ function M.new(uv, opts)
   if not (opts and opts.sigpipe == false) then survive_sigpipe(uv) end
   loop = setmetatable({ uv = uv, events = 0, _paused = {}, _running = false,
     _stop_requested = false, _idle_gc_on = not (opts and opts.idle_gc == false),
-    gc_stats = { steps = 0, cycles = 0 } }, Loop)
+    _busy_poll_ns = busy_poll_ns(uv, opts and opts.busy_poll),
+    gc_stats = { steps = 0, cycles = 0 }, poll_stats = { polls = 0 } }, Loop)
   contexts[uv] = loop
   return loop
 end
