@@ -79,13 +79,24 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = 'content-length:';
 
 // The Content-Length value of the header block pending[from, to), or -1.
+// Whether the header line at `at` names Content-Length, in any case: byte
+// by byte, so that no string is made for each reply's header.
+const NAME_LOWER = Buffer.from(CONTENT_LENGTH, 'latin1');
+const NAME_UPPER = Buffer.from(CONTENT_LENGTH.toUpperCase(), 'latin1');
+function isContentLength(at) {
+  for (let i = 0; i < NAME_LOWER.length; i++) {
+    const c = pending[at + i];
+    if (c !== NAME_LOWER[i] && c !== NAME_UPPER[i]) return false;
+  }
+  return true;
+}
+
 function contentLength(from, to) {
   let at = from;
   while (at < to) {
     let eol = pending.indexOf(13, at);
     if (eol < 0 || eol > to) eol = to;
-    if (eol - at > CONTENT_LENGTH.length &&
-        pending.toString('latin1', at, at + CONTENT_LENGTH.length).toLowerCase() === CONTENT_LENGTH) {
+    if (eol - at > CONTENT_LENGTH.length && isContentLength(at)) {
       let i = at + CONTENT_LENGTH.length, n = 0, digits = 0;
       while (i < eol && pending[i] === 32) i++;
       while (i < eol && pending[i] >= 48 && pending[i] <= 57) { n = n * 10 + pending[i] - 48; i++; digits++; }
