@@ -59,6 +59,19 @@ describe("jrpc.uv idle_gc", function()
     end
   end)
 
+  it("while the loop polls, steps only in the turns that had no event", function()
+    local turn  -- the prepare callback, from a handle that only records it
+    local handle = { start = function(_, fn) turn = fn end, unref = function() end }
+    local fake_uv = setmetatable({}, { __index = S.uv })
+    local quiet, stats = false, { steps = 0, cycles = 0 }
+    idle_gc.start(fake_uv, handle, idle_gc.mode(), stats, function() return quiet end)
+    turn()  -- the first piece is due at once, but this turn had an event
+    assert.are.equal(0, stats.steps)
+    quiet = true
+    turn()
+    assert.is_true(stats.steps > 0)
+  end)
+
   it("steps only while run or serve_forever drives the loop", function()
     local loop = new_loop()
     loop:run(function() loop:sleep(0.01) end)

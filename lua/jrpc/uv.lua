@@ -52,17 +52,31 @@ local function enter(self, what)
   self._stop_requested = false  -- a stop() from now on counts, even before uv.run
 end
 
+-- A function telling, once per turn of the loop, whether the turn had no
+-- event (none since the last time it was asked).
+local function quiet_turns(self)
+  local seen = self.events
+  return function()
+    local events = self.events
+    if events == seen then return true end
+    seen = events
+    return false
+  end
+end
+
 -- run and serve_forever own the loop while they last: the collector's steps
 -- go where the loop would wait (jrpc.uv.idle_gc), unless opts.idle_gc =
 -- false, and the loop polls a little before it sleeps (jrpc.uv.busy_poll),
--- unless opts.busy_poll = false.
+-- unless opts.busy_poll = false. While it polls, the collector's steps wait
+-- for the turns without events.
 local function own(self)
   if self._busy_poll_ns then
     self._busy_poll = busy_poll.start(self, self._busy_poll, self._busy_poll_ns, self.poll_stats)
   end
   if not self._idle_gc_on then return end
   self._gc_mode = self._gc_mode or idle_gc.mode()  -- asked once per context
-  self._idle_gc = idle_gc.start(self.uv, self._idle_gc, self._gc_mode, self.gc_stats)
+  self._idle_gc = idle_gc.start(self.uv, self._idle_gc, self._gc_mode, self.gc_stats,
+    self._busy_poll and quiet_turns(self))
 end
 
 local function leave(self)

@@ -90,23 +90,37 @@ local function incremental_stepper(uv, stats)
   end
 end
 
+-- While the loop polls after its events (jrpc.uv.busy_poll) a turn that
+-- had events is followed by turns that had none, where the wait is: steps
+-- only there, so that what came is answered first. `quiet()` says whether
+-- the turn had none.
+local function on_quiet_turns(stepper, quiet)
+  if not quiet then return stepper end
+  return function()
+    if quiet() then stepper() end
+  end
+end
+
 --- Start stepping on `uv`'s loop in the collector mode `mode` (from
 --- `M.mode()`), reusing `handle` from an earlier start if given; returns
 --- the handle to pass to `stop` and to the next start. The handle is
 --- stopped, never closed: a close still pending when Lua exits would run on
 --- freed memory (luv's loop finishes its closes from its finalizer).
 --- `stats.steps` counts the steps taken, `stats.cycles` the collections
---- they ended (every step, in generational mode).
+--- they ended (every step, in generational mode). With `quiet` (while the
+--- loop polls before it sleeps), steps are taken only in the turns for
+--- which `quiet()` is true: those that had no event.
 ---@param uv table  the luv module
 ---@param handle userdata|nil
 ---@param mode "generational"|"incremental"
 ---@param stats {steps: integer, cycles: integer}
+---@param quiet? fun(): boolean
 ---@return userdata|nil
-function M.start(uv, handle, mode, stats)
+function M.start(uv, handle, mode, stats, quiet)
   handle = handle or uv.new_prepare()
   if handle == nil then return nil end
   local stepper = mode == "generational" and generational_stepper or incremental_stepper
-  handle:start(stepper(uv, stats))
+  handle:start(on_quiet_turns(stepper(uv, stats), quiet))
   handle:unref()  -- never what keeps the loop alive
   return handle
 end
