@@ -149,7 +149,11 @@ int main (int argc, char **argv) {
   int a;
   for (a = 1; a + 1 < argc; a += 2) {
     if (strcmp(argv[a], "--framing") == 0) lsp = strcmp(argv[a + 1], "lsp") == 0;
-    else if (strcmp(argv[a], "--poll-us") == 0) poll_ns = atol(argv[a + 1]) * 1000;
+    else if (strcmp(argv[a], "--poll-us") == 0) {
+      char *end;
+      poll_ns = strtol(argv[a + 1], &end, 10) * 1000;
+      if (*end != '\0' || end == argv[a + 1]) break;  /* not a number */
+    }
     else break;
   }
   if (a != argc || poll_ns < 0)

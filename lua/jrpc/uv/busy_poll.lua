@@ -7,12 +7,12 @@
 -- time, so a fast server that blocks after every burst spends its client's
 -- whole turnaround asleep and then pays the wakeup, while a slower server
 -- that never runs dry keeps both CPUs awake (measured there: a C server
--- that answers without parsing did 0.6-0.8x the lua-cjson loop's round
--- trips at 16 in flight, and 1.5-1.9x once it polled for 50 µs or more
--- before blocking; 30 µs was not enough).
+-- that answers without parsing did 0.6-0.9x the lua-cjson loop's round
+-- trips at 16 in flight, and 1.5x or more once it polled for 50 µs or
+-- more before blocking; 30 µs was not enough).
 --
 -- While `run` or `serve_forever` drives the loop, after each event (a read,
--- a write done, a timer) the loop polls without blocking for up to
+-- a write done, a jrpc timer) the loop polls without blocking for up to
 -- BUDGET_NS, then blocks as before. An idle handle does it: while one is
 -- active, libuv polls with a zero timeout. A check handle (run after each
 -- poll) sees new events through the loop's event count and starts it again.

@@ -65,8 +65,8 @@ local function generational_stepper(_, stats)
 end
 
 -- Incremental: from a little before a cycle is due, steps for up to
--- TURN_BUDGET_NS per turn until it ends. Only the heap a cycle leaves tells when the next is due, so the
--- first cycle is finished (or begun) at once.
+-- TURN_BUDGET_NS per turn until it ends. Only the heap a cycle leaves tells
+-- when the next is due, so the first cycle is finished (or begun) at once.
 local function incremental_stepper(uv, stats)
   local hrtime = uv.hrtime
   local in_cycle, base = true, 0
