@@ -52,14 +52,15 @@ local function enter(self, what)
   self._stop_requested = false  -- a stop() from now on counts, even before uv.run
 end
 
--- A function telling, once per turn of the loop, whether the turn had no
--- event (none since the last time it was asked).
+-- A function telling, once per turn of the loop, how long the loop has been
+-- quiet (ns since the turn that last saw an event), or false when this turn
+-- had an event (one since the last time it was asked).
 local function quiet_turns(self)
-  local seen = self.events
+  local hrtime, seen, since = self.uv.hrtime, self.events, self.uv.hrtime()
   return function()
     local events = self.events
-    if events == seen then return true end
-    seen = events
+    if events == seen then return hrtime() - since end
+    seen, since = events, hrtime()
     return false
   end
 end
@@ -67,8 +68,8 @@ end
 -- run and serve_forever own the loop while they last: the collector's steps
 -- go where the loop would wait (jrpc.uv.idle_gc), unless opts.idle_gc =
 -- false, and the loop polls a little before it sleeps (jrpc.uv.busy_poll),
--- unless opts.busy_poll = false. While it polls, the collector's steps wait
--- for the turns without events.
+-- unless opts.busy_poll = false. While it polls, incremental steps wait
+-- until the loop has been quiet a while (jrpc.uv.idle_gc.QUIET_FOR_NS).
 local function own(self)
   if self._busy_poll_ns then
     self._busy_poll = busy_poll.start(self, self._busy_poll, self._busy_poll_ns, self.poll_stats)
