@@ -100,8 +100,9 @@ end
 -- are taken only once the loop has been quiet for QUIET_FOR_NS: what came
 -- is answered first, and under load, where the next burst comes within a
 -- few µs, the collector keeps to its own pace instead of holding up the
--- burst (LuaJIT, 16 in flight: stepping in every quiet turn cost 12-19% of
--- the round trips/s under loadgen and the Node client; this, a few %).
+-- burst (LuaJIT, 16 in flight, against no idle GC: stepping in every quiet
+-- turn cost 10-21% of the round trips/s under loadgen and the Node client;
+-- this, 7% under Node and nothing under loadgen).
 -- `quiet()` gives ns since the last event, or false in a turn that had one.
 -- Incremental mode only: there a cycle is many steps, and one put off is
 -- taken later; a minor collection is one piece, and put off past a busy
