@@ -585,6 +585,27 @@ static int read_back (lua_State *L, int out, int lsp, int max_depth) {
 }
 
 
+/*
+** Push the rawid (or match id) that a decoded message gives for the id
+** text at 'idx': a plain integer of at most 15 digits, not "-0", comes
+** out as that integer (CORE_API.md); any other text as itself.
+*/
+static void push_decoded_rawid (lua_State *L, int idx) {
+  size_t len, i, sign;
+  const char *s;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    s = lua_tolstring(L, idx, &len);
+    sign = (len > 0 && s[0] == '-');
+    for (i = sign; i < len && s[i] >= '0' && s[i] <= '9'; i++) ;
+    if (i == len && len > sign && len - sign <= 15 && !(sign && s[1] == '0')) {
+      lua_pushinteger(L, (lua_Integer)strtoll(s, NULL, 10));
+      return;
+    }
+  }
+  lua_pushvalue(L, idx);
+}
+
+
 /* push the values of an invalid event for a message holding \u0000 */
 static int push_nul_invalid (lua_State *L, int match, int reply, const char *detail) {
   lua_pushliteral(L, "invalid");
@@ -752,7 +773,7 @@ static void fuzz_writer (lua_State *L, Input *in, int mode, int max_depth,
       n = push_nul_invalid(L, match, 0, NUL_MSG);
     else if (mode <= 2) {
       lua_pushstring(L, names[mode]);
-      lua_pushvalue(L, match);
+      push_decoded_rawid(L, match);
       if (mode == 1) expect(L, value, 1);
       else {
         lua_createtable(L, 0, 3);
@@ -780,7 +801,7 @@ static void fuzz_writer (lua_State *L, Input *in, int mode, int max_depth,
       if (value) expect(L, value, 1); else lua_pushnil(L);
       if (mode == 3) {
         lua_pushvalue(L, evid);
-        lua_pushvalue(L, rawid);
+        push_decoded_rawid(L, rawid);
         n = 5;
       }
       else n = 3;

@@ -429,6 +429,23 @@ static void check_rawid_text (lua_State *L, int idx, const char *what) {
 }
 
 
+/*
+** A request's rawid or a response's match id that is a number: a plain
+** integer id of at most 15 digits is its own rawid (CORE_API.md), equal
+** to the id. Returns 0 when 'raw' is text, for the checks of text.
+*/
+static int check_int_rawid (lua_State *L, int id, int raw, const char *what) {
+  lua_Integer v;
+  if (lua_type(L, raw) != LUA_TNUMBER) return 0;
+  CHECK(lua_isinteger(L, raw), "%s: rawid is a float", what);
+  v = lua_tointeger(L, raw);
+  CHECK(lua_rawequal(L, id, raw), "%s: rawid %lld is not the id", what, (long long)v);
+  CHECK(v > -1000000000000000LL && v < 1000000000000000LL,
+        "%s: rawid %lld has more than 15 digits", what, (long long)v);
+  return 1;
+}
+
+
 /* the id at 'id' against its raw text at 'raw' (request events) */
 static void check_id_matches (lua_State *L, int id, int raw, const char *what) {
   const char *s = lua_tostring(L, raw);
@@ -487,6 +504,7 @@ static void check_id (lua_State *L, int idx, int profile, const char *what) {
 
 /* result/error: a string id's rawid is core.rawid(id) (normalized) */
 static void check_match_id (lua_State *L, int id, int raw, const char *what) {
+  if (check_int_rawid(L, id, raw, what)) return;
   check_rawid_text(L, raw, what);
   if (lua_type(L, id) == LUA_TSTRING) {
     int n;
@@ -538,8 +556,10 @@ void check_event (lua_State *L, int base, int n, int profile, int in_batch) {
   if (is_kind(kind, "request")) {
     check_method_params(L, base, profile, kind);
     check_id(L, base + 3, profile, kind);
-    check_rawid_text(L, base + 4, kind);
-    check_id_matches(L, base + 3, base + 4, kind);
+    if (!check_int_rawid(L, base + 3, base + 4, kind)) {
+      check_rawid_text(L, base + 4, kind);
+      check_id_matches(L, base + 3, base + 4, kind);
+    }
   }
   else if (is_kind(kind, "notification"))
     check_method_params(L, base, profile, kind);

@@ -46,7 +46,7 @@ describe("codec: message classification", function()
   it("classifies the four forms", function()
     local kind, method, params, id, rawid =
       one('{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}')
-    assert.are.same({"request", "subtract", 42, 23, 1, "1"},
+    assert.are.same({"request", "subtract", 42, 23, 1, 1},
       {kind, method, params[1], params[2], id, rawid})
     assert.are.equal("notification update [1,2]",
       show(pack(one('{"jsonrpc":"2.0","method":"update","params":[1,2]}'))))
@@ -80,11 +80,11 @@ describe("codec: message classification", function()
     local a = '{"jsonrpc":"2.0","method":"a","id":1}\n'
     local b = '{"jsonrpc":"2.0","method":"b","id":2}\n'
     local ev = pack(c:next(a .. b .. '{"jsonrpc"', true))
-    assert.are.same({ n = 6, "request", "a", nil, 1, "1", true }, ev)
+    assert.are.same({ n = 6, "request", "a", nil, 1, 1, true }, ev)
     ev = pack(c:next(nil, true))
     assert.are.equal(true, ev[6])  -- the partial third message
     ev = pack(c:next(':"2.0","method":"c","id":3}\n', true))
-    assert.are.same({ n = 6, "request", "c", nil, 3, "3", false }, ev)
+    assert.are.same({ n = 6, "request", "c", nil, 3, 3, false }, ev)
     assert.are.equal(0, select("#", c:next(nil, true)))
     -- not asked: five values, as ever
     assert.are.equal(5, select("#", c:next(a)))
@@ -187,6 +187,31 @@ describe("codec: ids are kept exactly", function()
     local id, reply = echo("null")
     assert.are.equal(core.null, id)
     assert.are.equal('{"jsonrpc":"2.0","result":1,"id":null}\n', reply)
+  end)
+
+  -- a plain integer of at most 15 digits is its own rawid (no string per
+  -- message); every other spelling keeps its text, so the reply echoes it
+  it("gives a plain integer id as its own rawid, any other id as its text", function()
+    local cases = {
+      { "0", 0 }, { "7", 7 }, { "-5", -5 }, { "123456789012345", 123456789012345 },
+      { "-123456789012345", -123456789012345 },
+      { "1234567890123456", "1234567890123456" }, { "-0", "-0" }, { "1.0", "1.0" },
+      { "1e3", "1e3" }, { '"7"', '"7"' }, { "null", "null" },
+    }
+    for _, case in ipairs(cases) do
+      local text, want = case[1], case[2]
+      local kind, _, _, _, rawid = one('{"jsonrpc":"2.0","method":"m","id":' .. text .. '}')
+      assert.are.same({"request", want}, {kind, rawid}, text)
+      if type(want) == "number" and not is_jit then assert.are.equal("integer", math.type(rawid), text) end
+      assert.are.equal('{"jsonrpc":"2.0","result":1,"id":' .. text .. '}\n', c:result(rawid, 1), text)
+      if text ~= "null" then
+        local rkind, match = one('{"jsonrpc":"2.0","result":1,"id":' .. text .. '}')
+        assert.are.same({"result", want}, {rkind, match}, text)
+      end
+    end
+    -- a broken response's id in an "invalid" event stays text, as every rawid there
+    local ev = { one('{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"m"},"id":5}') }
+    assert.are.same({"invalid", "5", false}, {ev[1], ev[4], ev[5]})
   end)
 
   it("normalizes response ids for matching", function()
@@ -523,7 +548,7 @@ describe("codec: next(chunk) feeds, then reads", function()
 
   it("returns the first message the chunk completes and keeps the rest", function()
     local c = core.codec{}
-    assert.are.same({"request", "a", nil, 1, "1"}, {c:next(nd)})
+    assert.are.same({"request", "a", nil, 1, 1}, {c:next(nd)})
     assert.are.same("request", (c:next("")))
     assert.are.same("batch", (c:next()))
     assert.is_nil(c:next())

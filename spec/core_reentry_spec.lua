@@ -152,7 +152,7 @@ for _ = 1, 10 do
   for i = 1, 200 do
     local it = type(items) == "table" and items[i] or {}
     good = good and it[1] == "request" and it[2] == "m" .. i and check_element(it[3], i) and
-      it[4] == i and it[5] == tostring(i) and it.n == 5
+      it[4] == i and it[5] == i and it.n == 5
   end
   if good then batch_ok = batch_ok + 1 end
   drain_fed()  -- the bytes fed during that next, as messages, in order

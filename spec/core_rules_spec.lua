@@ -104,7 +104,7 @@ describe("core rules: params = null", function()
     local text = '{"jsonrpc":"2.0","method":"shutdown","params":null,"id":3}\n'
     local c = core.codec{profile = "lsp"}
     c:feed(text)
-    assert.are.same({"request", "shutdown", nil, 3, "3"}, {c:next()})
+    assert.are.same({"request", "shutdown", nil, 3, 3}, {c:next()})
     for _, profile in ipairs({"jsonrpc", "mcp"}) do
       c = core.codec{profile = profile}
       c:feed(text)
@@ -141,8 +141,8 @@ describe("core rules: escaped envelope keys", function()
     c:feed('{"jsonrpc":"2.0","\\u006dethod":"sum","p\\u0061rams":[1,2],"id":7}\n'
       .. '{"a\\"b":0,"jsonrpc":"2.0","method":"m","id":8}\n'
       .. '{"jsonrpc":"2.0","method":"m","\\u0069d":9,"id":10}\n')
-    assert.are.same({"request", "sum", {1, 2}, 7, "7"}, {c:next()})
-    assert.are.same({"request", "m", nil, 8, "8"}, {c:next()})
+    assert.are.same({"request", "sum", {1, 2}, 7, 7}, {c:next()})
+    assert.are.same({"request", "m", nil, 8, 8}, {c:next()})
     local kind, code, message, rawid, reply, detail = c:next()
     assert.are.same({"invalid", -32600, "Invalid Request", "10", true, "a member is given twice"},
       {kind, code, message, rawid, reply, detail})

@@ -27,7 +27,7 @@ local function read_one(bytes)
   assert(method == "subtract", "method: " .. tostring(method))
   assert(type(params) == "table" and params[1] == 42 and params[2] == 23, "params")
   assert(id == 1 and (math.type == nil or math.type(id) == "integer"), "id: " .. tostring(id))
-  assert(rawid == "1", "rawid: " .. tostring(rawid))
+  assert(rawid == 1, "rawid (a plain integer id is its own): " .. tostring(rawid))
   assert(codec:next() == nil, "a second message out of one line")
   return params, rawid
 end

@@ -195,7 +195,7 @@ static void push_id (lua_State *L, MsgCtx *M, const Envelope *env) {
 ** in a string id are normalized (decoded and encoded our way), so a peer
 ** that re-escapes "é" as "\u00e9" still matches.
 */
-static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
+static void push_match_text (lua_State *L, MsgCtx *M, const Span *id) {
   if (*id->p == '"' && memchr(id->p, '\\', (size_t)(id->e - id->p))) {
     Buf *b = M->scratch;
     size_t len;
@@ -208,6 +208,16 @@ static void push_match_id (lua_State *L, MsgCtx *M, const Span *id) {
     lua_pushlstring(L, b->p, b->n);
   }
   else lua_pushlstring(L, id->p, (size_t)(id->e - id->p));
+}
+
+
+/* the match id of a response: a plain integer id is its own (the pending
+   table takes an integer for its text), any other its text */
+static void push_match_id (lua_State *L, MsgCtx *M, const Envelope *env) {
+  long long v;
+  if (env->id_isint && num_token_idint(env->id.p, env->id.e, &v))
+    lua_pushinteger(L, (lua_Integer)v);
+  else push_match_text(L, M, &env->id);
 }
 
 
@@ -237,6 +247,7 @@ static void push_value (lua_State *L, MsgCtx *M, const Span *s) {
 
 static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   int isreq = (env->id.p != NULL);
+  long long v;
   lua_rawgeti(L, M->kinds, isreq ? KIND_REQUEST : KIND_NOTIFICATION);
   if (env->method_plain)   /* no escape (the scanner saw): a repeated name */
     tolua_key(L, &M->keys, env->method.p + 1,
@@ -247,7 +258,9 @@ static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   else lua_pushnil(L);
   if (!isreq) return 3;
   push_id(L, M, env);
-  lua_pushlstring(L, env->id.p, (size_t)(env->id.e - env->id.p));
+  if (env->id_isint && num_token_idint(env->id.p, env->id.e, &v))
+    lua_pushvalue(L, -1);  /* the integer stands for its own text */
+  else lua_pushlstring(L, env->id.p, (size_t)(env->id.e - env->id.p));
   return 5;
 }
 
@@ -317,7 +330,7 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
     why = "strings holding \\u0000 are not supported";
   if (why == NULL) {
     lua_rawgeti(L, M->kinds, env->result.p ? KIND_RESULT : KIND_ERROR);
-    push_match_id(L, M, &env->id);
+    push_match_id(L, M, env);
     if (env->result.p)
       push_value(L, M, &env->result);
     else {
@@ -334,7 +347,7 @@ static int classify_response (lua_State *L, MsgCtx *M, const Envelope *env) {
   if (env->id.p != NULL && (*env->id.p == '"' || *env->id.p == '-' ||
                             num_isdigit(*env->id.p))) {
     int n;
-    push_match_id(L, M, &env->id);
+    push_match_text(L, M, &env->id);  /* invalid events carry text */
     n = msg_pushinvalid(L, JR_INVALID_REQUEST, "Invalid Request", NULL, 0, 0,
                         why);
     lua_pushvalue(L, top + 1);  /* the match id */

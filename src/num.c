@@ -81,6 +81,19 @@ static size_t num_itoa (long long v, char *d) {
 
 
 /*
+** Is the integer token [p, e) (validated: -?digits, no leading zero) an
+** id that a Lua number holds exactly and that num_itoa writes back byte
+** for byte? Then '*v' is its value. At most 15 digits (within ±2^53 on
+** LuaJIT too), and not "-0" (it would come back as "0"). The decoder
+** gives such an id as its own rawid: no string per message.
+*/
+static int num_token_idint (const char *p, const char *e, long long *v) {
+  size_t digits = (size_t)(e - p) - (*p == '-');
+  if (digits > 15 || (*p == '-' && p[1] == '0')) return 0;
+  return num_token_int64(p, e, v);
+}
+
+/*
 ** The JSON text of an integer id at 'arg', written into 'tmp' (at least
 ** NUM_IDTEXT bytes): its length, or 0 when 'arg' is no such number (not a
 ** number, a fraction, or a float beyond ±2^53: what core.rawid rejects).

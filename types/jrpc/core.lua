@@ -187,7 +187,9 @@ function Codec:want() end
 --- Feed `chunk` (if given), then the next event, or nothing when more bytes are needed:
 --- "request", method, params, id, rawid | "notification", method, params |
 --- "result", rawid, result, id | "error", rawid, err, id | "batch", items |
---- "invalid", code, message, rawid, reply, detail.
+--- "invalid", code, message, rawid, reply, detail. A request's or response's rawid is the
+--- id's JSON text, or for a plain integer id (at most 15 digits) that integer; an invalid
+--- event's rawid is always text.
 ---@param chunk? string
 ---@return string|nil kind
 ---@return any ...
