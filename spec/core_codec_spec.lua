@@ -591,6 +591,40 @@ describe("codec: next(chunk) feeds, then reads", function()
   end)
 end)
 
+describe("codec: holding", function()
+  it("appends every framed writer's message to the held bytes, in order; take empties them", function()
+    for _, framing in ipairs({ "ndjson", "lsp" }) do
+      local plain, c = core.codec{ framing = framing }, core.codec{ framing = framing }
+      local want = plain:result(1, "a") .. plain:error(2, -32601, "nf") .. plain:request(3, "m", { 1 })
+        .. plain:notification("n") .. "raw" .. plain:frame("[1]")
+      c:hold(true)
+      assert.same({ true, true, true, true }, { c:result(1, "a"), c:error(2, -32601, "nf"),
+        c:request(3, "m", { 1 }), c:notification("n") })
+      c:append("raw")
+      assert.equal(true, c:frame("[1]"))
+      -- unframed writers (batch members) still return their JSON, holding nothing
+      assert.equal('{"jsonrpc":"2.0","result":5,"id":5}', c:result(5, 5, true))
+      assert.equal(want, c:take(), framing)
+      assert.equal(0, select("#", c:take()))
+      c:hold(false)
+      assert.equal(plain:result(1, "a"), c:result(1, "a"))
+      assert.equal(0, select("#", c:take()))
+    end
+  end)
+
+  it("takes more than fits on the C stack in one piece", function()
+    local c = core.codec{}
+    c:hold(true)
+    local want = {}
+    for i = 1, 500 do
+      assert.equal(true, c:result(i, string.rep("x", 40)))
+      want[i] = ('{"jsonrpc":"2.0","result":"%s","id":%d}\n'):format(string.rep("x", 40), i)
+    end
+    assert.equal(table.concat(want), c:take())
+    assert.equal(0, select("#", c:take()))
+  end)
+end)
+
 describe("codec replies: the rawid argument", function()
   it("is one JSON scalar id text; anything else is misuse and raises", function()
     local c = core.codec{}

@@ -229,6 +229,74 @@ stop = true
 ]], "outer right\t10\tothers\t500\teach once\t500\n")
   end)
 
+  -- LuaJIT's lua_pushlstring may run finalizers before it copies: a writer
+  -- of the same codec there wrote over the outer writer's bytes (1 reply in
+  -- 20,000 came out as the inner one's, before the writers' buffers swapped)
+  it("a writer's reply stays intact while finalizers write with the same codec", function()
+    check(PROLOGUE .. [[
+local c = core.codec{}
+local inner_bad = 0
+work = function()
+  local s = c:result(999999, string.rep("z", 100))
+  if s ~= '{"jsonrpc":"2.0","result":"' .. string.rep("z", 100) .. '","id":999999}\n' then
+    inner_bad = inner_bad + 1
+  end
+end
+local bad, during = 0, 0
+for i = 1, 20000 do
+  if i % 100 == 1 then arm() end
+  local before = fired
+  local s = c:result(i, "abc")
+  if fired > before then during = during + 1 end
+  if s ~= ('{"jsonrpc":"2.0","result":"abc","id":%d}\n'):format(i) then bad = bad + 1 end
+end
+work = nil
+print("outer wrong", bad, "inner wrong", inner_bad, "finalizers ran during writes", during > 0)
+stop = true
+]], "outer wrong\t0\tinner wrong\t0\tfinalizers ran during writes\ttrue\n")
+  end)
+
+  it("codec:take while finalizers write with the same holding codec: every message once, in order", function()
+    check(PROLOGUE .. [[
+local c = core.codec{}
+c:hold(true)
+local written, intake = 0, false
+-- a finalizer run while take makes its string writes the next message
+work = function()
+  if not intake then return end
+  written = written + 1
+  assert(c:request(written, "m", {written}) == true)
+end
+local out, during = {}, 0
+for _ = 1, 20 do
+  for _ = 1, 50 do
+    written = written + 1
+    assert(c:request(written, "m", {written}) == true)
+  end
+  arm()
+  local before = fired
+  intake = true
+  local s = c:take()
+  intake = false
+  if fired > before then during = during + 1 end
+  out[#out + 1] = s
+end
+work = nil
+out[#out + 1] = c:take()  -- what the last finalizers wrote
+local r = core.codec{}
+r:feed(table.concat(out))
+local n, in_order = 0, true
+while true do
+  local kind, _, params, id = r:next()
+  if kind == nil then break end
+  n = n + 1
+  in_order = in_order and kind == "request" and id == n and params[1] == n
+end
+print("messages", n == written, "in order", in_order, "finalizers ran during take", during > 0)
+stop = true
+]], "messages\ttrue\tin order\ttrue\tfinalizers ran during take\ttrue\n")
+  end)
+
   it("p:pop() and p:next_expired() while finalizers pop and settle the same table", function()
     check(PROLOGUE .. [[
 local p = core.pending{}

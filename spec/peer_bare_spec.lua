@@ -193,3 +193,60 @@ describe("replies to a long read", function()
     assert.same({ table.concat(want, "", 1, 4), table.concat(want, "", 5, 6) }, out)
   end)
 end)
+
+describe("jrpc.output: held bytes kept by the codec", function()
+  local core = require "jrpc.core"
+  local function setup()
+    local sent, codec = {}, core.codec{}
+    return output.new(function(b) sent[#sent + 1] = b end, codec), codec, sent
+  end
+  local r1, r2 = '{"jsonrpc":"2.0","result":1,"id":1}\n', '{"jsonrpc":"2.0","result":2,"id":2}\n'
+
+  it("keeps the order of the codec's messages and of plain bytes, in one send", function()
+    local out, codec, sent = setup()
+    assert.equal(r1, codec:result(1, 1))  -- not held: a string, sent at once
+    out:hold()
+    local held = codec:result(1, 1)
+    assert.equal(true, held)
+    out:write(held)
+    out:write("raw\n")
+    out:write(codec:result(2, 2))
+    assert.same({}, sent)
+    out:release()
+    assert.same({ r1 .. "raw\n" .. r2 }, sent)
+    assert.equal(r1, codec:result(1, 1))  -- released: strings again
+    assert.is_nil(codec:take())
+  end)
+
+  it("writes nothing after close, and still flushes what was held before it", function()
+    local out, codec, sent = setup()
+    out:hold()
+    out:write(codec:result(1, 1))
+    out:close()
+    local after = codec:result(2, 2)
+    assert.equal(r2, after)  -- closed: the codec holds no more
+    out:write(after)
+    out:release()
+    assert.same({ r1 }, sent)
+  end)
+
+  it("stops holding when the function it runs raises", function()
+    local out, codec, sent = setup()
+    local ok, err = out:held(function()
+      out:write(codec:result(1, 1))
+      error("boom", 0)
+    end)
+    assert.same({ false, "boom" }, { ok, err })
+    assert.same({ r1 }, sent)
+    assert.equal(r2, codec:result(2, 2))
+  end)
+
+  it("keeps a failed writer's message out of what is held", function()
+    local out, codec, sent = setup()
+    out:hold()
+    out:write(codec:result(1, 1))
+    assert.same({ nil, "cannot encode a function" }, { codec:result(2, print) })
+    out:release()
+    assert.same({ r1 }, sent)
+  end)
+end)

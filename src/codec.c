@@ -24,6 +24,8 @@ static int codec_gc (lua_State *L) {
   Codec *C = (Codec *)luaL_checkudata(L, 1, CODEC_MT);
   buf_free(L, &C->F.in);
   buf_free(L, &C->out);
+  buf_free(L, &C->alt);
+  buf_free(L, &C->held);
   if (C->work != NULL && !C->work->busy) work_free(L, C->work);
   C->work = NULL;
   ud_close(&C->h);
@@ -314,25 +316,60 @@ static void out_begin (lua_State *L, Codec *C) {
 }
 
 
-/* push the message written after HEAD, framed unless 'bare' */
+/*
+** Push the 'len' bytes at 'p', which lie in C->out. LuaJIT's
+** lua_pushlstring may take a GC step, and so run finalizers, before it
+** copies them, and a finalizer that writes with this codec would write
+** over them. So while the string is made the writers use the other
+** buffer (the two swap, and swap back after). One spare is enough: a
+** finalizer is never interrupted by another (both VMs stop the collector
+** while one runs). If the push raises, the two just stay swapped.
+*/
+static void push_out (lua_State *L, Codec *C, const char *p, size_t len) {
+  Buf mine = C->out;
+  C->out = C->alt;
+  C->alt = mine;
+  lua_pushlstring(L, p, len);
+  mine = C->out;
+  C->out = C->alt;
+  C->alt = mine;
+}
+
+
+/*
+** Push the message written after HEAD, framed unless 'bare'. A framed
+** message of a holding codec is appended to its held bytes instead, and
+** the result is true: no string is made for it (see codec:hold).
+*/
 static int out_push (lua_State *L, Codec *C, int bare) {
   Buf *b = &C->out;
   size_t len = b->n - HEAD;
-  if (bare) lua_pushlstring(L, b->p + HEAD, len);
-  else if (!C->F.lsp) {
+  const char *p = b->p + HEAD;
+  if (bare) {
+    push_out(L, C, p, len);
+    return 1;
+  }
+  if (!C->F.lsp) {
     buf_addc(L, b, '\n');
-    lua_pushlstring(L, b->p + HEAD, len + 1);
+    p = b->p + HEAD;  /* the buffer may have moved */
+    len++;
   }
   else {  /* write the header right to left, just before the body */
     static const char name[] = "Content-Length: ";
-    char *p = b->p + HEAD;
+    char *h = b->p + HEAD;
     size_t n = len;
-    *--p = '\n'; *--p = '\r'; *--p = '\n'; *--p = '\r';
-    do { *--p = (char)('0' + n % 10); n /= 10; } while (n != 0);
-    p -= sizeof(name) - 1;
-    memcpy(p, name, sizeof(name) - 1);
-    lua_pushlstring(L, p, (size_t)(b->p + HEAD - p) + len);
+    *--h = '\n'; *--h = '\r'; *--h = '\n'; *--h = '\r';
+    do { *--h = (char)('0' + n % 10); n /= 10; } while (n != 0);
+    h -= sizeof(name) - 1;
+    memcpy(h, name, sizeof(name) - 1);
+    len += (size_t)(b->p + HEAD - h);
+    p = h;
   }
+  if (C->holding) {
+    buf_add(L, &C->held, p, len);  /* the state's allocator: no Lua code runs */
+    lua_pushboolean(L, 1);
+  }
+  else push_out(L, C, p, len);
   return 1;
 }
 
@@ -459,6 +496,59 @@ static int codec_notification (lua_State *L) {
 }
 
 
+/* codec:hold(on): while on, framed writers append to the held bytes */
+static int codec_hold (lua_State *L) {
+  Codec *C = check_codec(L);
+  C->holding = lua_toboolean(L, 2);
+  return 0;
+}
+
+
+/* codec:append(bytes): add bytes (already framed) to the held bytes */
+static int codec_append (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  buf_add(L, &C->held, s, len);
+  return 0;
+}
+
+
+#define TAKE_LOCAL  4096  /* held bytes copied on the C stack before the push */
+
+/*
+** codec:take() -> the held bytes as one string (emptied), or nothing when
+** there are none. The bytes are copied to memory of this call's own
+** before the string is made, with no Lua code between reading and
+** emptying them: a finalizer run by an allocation (LuaJIT's
+** lua_pushlstring may run one before it copies) then appends to an empty
+** buffer, for the next take, and cannot write over or move what this
+** take returns. More than TAKE_LOCAL bytes go through a userdata, made
+** first; a finalizer run while it is made may change what is held, so the
+** size is read again after.
+*/
+static int codec_take (lua_State *L) {
+  Codec *C = check_codec(L);
+  char local[TAKE_LOCAL];
+  char *copy = local;
+  size_t n;
+  for (;;) {
+    n = C->held.n;
+    if (n == 0) return 0;
+    if (n <= sizeof(local)) break;
+    copy = (char *)lua_newuserdatauv(L, n, 0);
+    if (C->held.n == n) break;
+    lua_pop(L, 1);  /* a finalizer changed what is held meanwhile */
+    copy = local;
+  }
+  memcpy(copy, C->held.p, n);
+  C->held.n = 0;
+  lua_pushlstring(L, copy, n);
+  if (copy != local) lua_remove(L, -2);
+  return 1;
+}
+
+
 static int codec_frame (lua_State *L) {
   Codec *C = check_codec(L);
   size_t len;
@@ -489,6 +579,9 @@ static const luaL_Reg codec_methods[] = {
   {"request", codec_request},
   {"notification", codec_notification},
   {"frame", codec_frame},
+  {"hold", codec_hold},
+  {"append", codec_append},
+  {"take", codec_take},
   {NULL, NULL}
 };
 

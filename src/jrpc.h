@@ -386,6 +386,9 @@ typedef struct Codec {
   int max_depth;
   int max_batch;
   Buf out;           /* encoder output (encoding runs no Lua code) */
+  Buf alt;           /* the writers' buffer while 'out' is being pushed */
+  Buf held;          /* framed messages held while 'holding' (see codec:hold) */
+  int holding;       /* framed writers append to 'held' and return true */
   Work *work;        /* the resident Work (user value 1), or NULL */
   int has_null;      /* option 'null' given: kept in CODEC_NULL_KEY's table */
 } Codec;

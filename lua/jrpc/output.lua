@@ -1,5 +1,5 @@
 --- Outgoing bytes of a peer. While the peer is inside a read (`receive`,
--- `tick`, `finish`), writes are held and handed to `send` concatenated,
+-- `tick`, `finish`), writes are held and handed to `send` as one piece,
 -- when the outermost read ends: few transport writes instead of one per
 -- reply. A long read also hands on what it holds after its first few writes
 -- and then every FLUSH_PARTS writes:
@@ -7,9 +7,13 @@
 -- works while we work, instead of both sides waiting for each other's whole
 -- burst in turn (strace showed exactly that under a Node client: one read
 -- of 64 requests, one write of 64 replies, idle in between). Order is
--- kept: held bytes always go first. This module alone owns that state.
-local concat = table.concat
-
+-- kept: held bytes always go first. This module alone owns that policy.
+--
+-- The held bytes themselves are kept by the peer's codec (`codec:hold`):
+-- while writes are held, its writers append each framed message to them
+-- and return true, which `write` takes as "already held". So a reply or a
+-- request costs no Lua string of its own (on LuaJIT making one cost about
+-- as much as encoding the message), only the one string `send` gets.
 local M = {}
 
 -- Enough replies per write that a write costs little next to the work of
@@ -26,11 +30,13 @@ M.FIRST_FLUSH = 4
 local Output = {}
 Output.__index = Output
 
---- An output writing through `send(bytes)`.
+--- An output writing through `send(bytes)`, holding bytes in `codec` (a
+--- core codec: the peer's, whose writers then append to what is held).
 ---@param send fun(bytes: string)
+---@param codec table
 ---@return jrpc.Output
-function M.new(send)
-  return setmetatable({ send = send, parts = {}, n = 0, depth = 0, closed = false,
+function M.new(send, codec)
+  return setmetatable({ send = send, codec = codec, n = 0, depth = 0, closed = false,
     flush_parts = M.FLUSH_PARTS, next_flush = M.FIRST_FLUSH, direct = send }, Output)
 end
 
@@ -42,31 +48,31 @@ local function update_direct(self)
   self.direct = self.depth == 0 and not self.closed and self.send
 end
 
--- Send what is held, n > 0 parts, as one piece.
-local function send_held(self, n)
-  local parts = self.parts
-  local bytes
-  if n == 1 then
-    bytes = parts[1]
-    parts[1] = nil
-  else
-    bytes = concat(parts, "", 1, n)
-    for i = 1, n do parts[i] = nil end
-  end
-  self.n = 0
-  self.send(bytes)
+-- Writes are held (the codec's writers append) from the outermost hold
+-- to its release, unless the output is closed.
+local function update_holding(self)
+  self.codec:hold(self.depth > 0 and not self.closed)
 end
 
---- Queue bytes (or send them now when no read is under way). Nothing is
---- written once the output is closed.
----@param bytes string
+-- Send what is held (some writes were counted) as one piece.
+local function send_held(self)
+  self.n = 0
+  local bytes = self.codec:take()
+  if bytes then self.send(bytes) end
+end
+
+--- Queue bytes (or send them now when no read is under way). `true` is a
+--- message the codec's writer already holds. Nothing is written once the
+--- output is closed.
+---@param bytes string|true
 function Output:write(bytes)
   if self.closed then return end
   if self.depth > 0 then
+    if bytes ~= true then self.codec:append(bytes) end
     local n = self.n + 1
-    self.n, self.parts[n] = n, bytes
+    self.n = n
     if n >= self.next_flush then
-      send_held(self, n)
+      send_held(self)
       self.next_flush = self.flush_parts
     end
   else
@@ -81,16 +87,18 @@ M.write = Output.write
 --- Hand everything held to `send` in one call (also after close: what was
 --- written before the close still goes out).
 function Output:flush()
-  local n = self.n
-  if n > 0 then send_held(self, n) end
+  if self.n > 0 then send_held(self) end
 end
 
 --- Hold writes until the matching `release` (calls nest). Pair them so
 --- that nothing between can skip the release: see `collect`.
 function Output:hold()
   local depth = self.depth
-  if depth == 0 then self.next_flush = M.FIRST_FLUSH end
   self.depth = depth + 1
+  if depth == 0 then
+    self.next_flush = M.FIRST_FLUSH
+    update_holding(self)
+  end
   self.direct = false
 end
 
@@ -99,9 +107,9 @@ function Output:release()
   local depth = self.depth - 1
   self.depth = depth
   if depth == 0 then
+    update_holding(self)
     update_direct(self)
-    local n = self.n
-    if n > 0 then send_held(self, n) end
+    if self.n > 0 then send_held(self) end
   end
 end
 
@@ -113,12 +121,18 @@ end
 ---@return any err
 function Output:held(fn, a, b)
   local depth = self.depth
-  if depth == 0 then self.next_flush = M.FIRST_FLUSH end
   self.depth, self.direct = depth + 1, false
+  if depth == 0 then
+    self.next_flush = M.FIRST_FLUSH
+    update_holding(self)
+  end
   local ok, err = pcall(fn, a, b)
   self.depth = depth
-  update_direct(self)
-  if depth == 0 and self.n > 0 then send_held(self, self.n) end
+  if depth == 0 then
+    update_holding(self)
+    update_direct(self)
+    if self.n > 0 then send_held(self) end
+  end
   return ok, err
 end
 
@@ -133,6 +147,7 @@ end
 --- Write nothing more (what is held can still be flushed).
 function Output:close()
   self.closed, self.direct = true, false
+  update_holding(self)
 end
 
 --- Replace the function bytes go to (for taps in tests and transports that

@@ -330,15 +330,16 @@ end
 ---@return jrpc.Peer
 function M.new(opts)
   local profile = check_options(opts)
+  local codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
+    max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,
+    max_batch = opts.max_batch, null = opts.null }
   local peer = setmetatable({
     _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,
     _on_read = nil,
     _log = safe_logger(opts.on_error or default_on_error),
     _debug = safe_debug(opts.on_debug),
-    _codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
-      max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,
-      max_batch = opts.max_batch, null = opts.null },
-    _out = output.new(opts.send),
+    _codec = codec,
+    _out = output.new(opts.send, codec),  -- its held bytes are kept by the codec
     _calls = client.new(opts),
     _srv = server.new(opts, profile),
   }, Peer)

@@ -199,7 +199,7 @@ function Codec:next(chunk) end
 ---@param rawid string|integer  the id's JSON text, or an integer for its own
 ---@param value any
 ---@param unframed? boolean
----@return string|nil bytes
+---@return string|true|nil bytes  true while holding
 ---@return string|nil msg
 function Codec:result(rawid, value, unframed) end
 
@@ -209,7 +209,7 @@ function Codec:result(rawid, value, unframed) end
 ---@param message string
 ---@param data? any
 ---@param unframed? boolean
----@return string|nil bytes
+---@return string|true|nil bytes  true while holding
 ---@return string|nil msg
 function Codec:error(rawid, code, message, data, unframed) end
 
@@ -218,7 +218,7 @@ function Codec:error(rawid, code, message, data, unframed) end
 ---@param method string
 ---@param params? table
 ---@param unframed? boolean
----@return string|nil bytes
+---@return string|true|nil bytes  true while holding
 ---@return string|nil msg
 function Codec:request(rawid, method, params, unframed) end
 
@@ -226,14 +226,26 @@ function Codec:request(rawid, method, params, unframed) end
 ---@param method string
 ---@param params? table
 ---@param unframed? boolean
----@return string|nil bytes
+---@return string|true|nil bytes  true while holding
 ---@return string|nil msg
 function Codec:notification(method, params, unframed) end
 
 --- Frame an already-encoded JSON text.
 ---@param json string
----@return string bytes
+---@return string|true bytes  true while holding (the codec keeps the bytes)
 function Codec:frame(json) end
+
+--- While `on`, framed writers append their message to the held bytes and return true.
+---@param on boolean
+function Codec:hold(on) end
+
+--- Append bytes that are framed already to the held bytes.
+---@param bytes string
+function Codec:append(bytes) end
+
+--- Everything held, as one string (emptied), or nil when nothing is held.
+---@return string|nil bytes
+function Codec:take() end
 
 ---@class jrpc.Pending
 local Pending = {}
