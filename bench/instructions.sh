@@ -32,3 +32,26 @@ for msg in positional named declared; do
   c=$(per_message cjson_loop "$msg")
   echo "| $msg | $j | $c | $(awk -v c="$c" -v j="$j" 'BEGIN { printf "%.2f", c / j }') |"
 done
+
+# Pipelined: reads of 16 messages with a new id each (bench/count_pipelined.lua),
+# what a server and a client do per message under load; the making of the
+# input is counted on its own and taken off.
+count_pipelined() {  # mode messages -> total instructions
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    "$LUA" bench/count_pipelined.lua "$1" "$2" 2>&1 |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+pipelined_per_message() {
+  local a b
+  a=$(count_pipelined "$1" "$N")
+  b=$(count_pipelined "$1" $((2 * N)))
+  echo $(((b - a) / N))
+}
+echo
+echo "## Instructions per message in reads of 16 ($LUA, callgrind, the input's making taken off)"
+echo
+echo "| side | jrpc |"
+echo "| --- | ---: |"
+for side in server client; do
+  echo "| $side | $(($(pipelined_per_message "$side") - $(pipelined_per_message "${side}_input"))) |"
+done
