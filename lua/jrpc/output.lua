@@ -61,6 +61,19 @@ local function send_held(self)
   if bytes then self.send(bytes) end
 end
 
+-- The outermost hold starts: the first write of a read comes sooner.
+local function begin_outer(self)
+  self.next_flush = M.FIRST_FLUSH
+  update_holding(self)
+end
+
+-- The outermost hold ends: write directly again, and flush.
+local function end_outer(self)
+  update_holding(self)
+  update_direct(self)
+  if self.n > 0 then send_held(self) end
+end
+
 --- Queue bytes (or send them now when no read is under way). `true` is a
 --- message the codec's writer already holds. Nothing is written once the
 --- output is closed.
@@ -95,10 +108,7 @@ end
 function Output:hold()
   local depth = self.depth
   self.depth = depth + 1
-  if depth == 0 then
-    self.next_flush = M.FIRST_FLUSH
-    update_holding(self)
-  end
+  if depth == 0 then begin_outer(self) end
   self.direct = false
 end
 
@@ -106,11 +116,7 @@ end
 function Output:release()
   local depth = self.depth - 1
   self.depth = depth
-  if depth == 0 then
-    update_holding(self)
-    update_direct(self)
-    if self.n > 0 then send_held(self) end
-  end
+  if depth == 0 then end_outer(self) end
 end
 
 --- Run `fn(a, b)` with writes held, protected: whatever `fn` raises, the
@@ -122,17 +128,10 @@ end
 function Output:held(fn, a, b)
   local depth = self.depth
   self.depth, self.direct = depth + 1, false
-  if depth == 0 then
-    self.next_flush = M.FIRST_FLUSH
-    update_holding(self)
-  end
+  if depth == 0 then begin_outer(self) end
   local ok, err = pcall(fn, a, b)
   self.depth = depth
-  if depth == 0 then
-    update_holding(self)
-    update_direct(self)
-    if self.n > 0 then send_held(self) end
-  end
+  if depth == 0 then end_outer(self) end
   return ok, err
 end
 
