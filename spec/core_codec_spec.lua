@@ -625,6 +625,72 @@ describe("codec: holding", function()
   end)
 end)
 
+describe("codec: memory after a large message", function()
+  local BIG = string.rep("x", 4 * 1024 * 1024)
+  local function framed(framing, body)
+    if framing == "lsp" then return ("Content-Length: %d\r\n\r\n%s"):format(#body, body) end
+    return body .. "\n"
+  end
+  local function request(framing, id, text)
+    return framed(framing, ('{"jsonrpc":"2.0","method":"echo","params":["%s"],"id":%d}'):format(text, id))
+  end
+  local function reply(framing, id, text)
+    return framed(framing, ('{"jsonrpc":"2.0","result":"%s","id":%d}'):format(text, id))
+  end
+  -- one small round trip through every buffer: read a request, write a
+  -- reply, hold one and take it
+  local function small_round(c, framing, id)
+    local kind, _, _, _, rawid = c:next(request(framing, id, "small"))
+    assert.equal("request", kind)
+    assert.is_string(c:result(rawid, "ok"))
+    c:hold(true)
+    assert.equal(true, c:result(rawid, "ok"))
+    assert.is_string(c:take())
+    c:hold(false)
+  end
+
+  it("goes back once small messages follow (input, output, held bytes), in both framings", function()
+    for _, framing in ipairs({ "ndjson", "lsp" }) do
+      local c = core.codec{ framing = framing }
+      small_round(c, framing, 1)
+      local base = c:memory()
+      assert.is_true(base > 0 and base < 65536 * 4, framing .. " " .. base)
+      -- each buffer in turn grows past 4 MiB, then a small round trip follows
+      local kind, _, params = c:next(request(framing, 2, BIG))
+      assert.equal("request", kind)
+      assert.equal(#BIG, #params[1])
+      assert.is_true(c:memory() > #BIG, framing)
+      small_round(c, framing, 3)
+      assert.equal(base, c:memory(), framing .. ": after a large request")
+      assert.equal(reply(framing, 4, BIG), c:result(4, BIG))
+      assert.is_true(c:memory() > #BIG)
+      small_round(c, framing, 5)
+      assert.equal(base, c:memory(), framing .. ": after a large reply")
+      c:hold(true)
+      for i = 1, 4 do assert.equal(true, c:result(i, BIG)) end
+      assert.equal(reply(framing, 1, BIG) .. reply(framing, 2, BIG) .. reply(framing, 3, BIG)
+        .. reply(framing, 4, BIG), c:take())
+      c:hold(false)
+      small_round(c, framing, 6)
+      assert.equal(base, c:memory(), framing .. ": after large held bytes")
+    end
+  end)
+
+  it("goes back down when a large message is followed by part of the next in the same read", function()
+    local c = core.codec{}
+    small_round(c, "ndjson", 1)
+    local base = c:memory()
+    local half = request("ndjson", 3, "small"):sub(1, 20)
+    assert.equal("request", (c:next(request("ndjson", 2, BIG) .. half)))
+    assert.is_nil((c:next()))
+    local rest = request("ndjson", 3, "small"):sub(21)
+    local kind, _, params = c:next(rest)
+    assert.equal("request", kind)
+    assert.same({ "small" }, params)
+    assert.is_true(c:memory() <= base + 65536, tostring(c:memory()))
+  end)
+end)
+
 describe("codec replies: the rawid argument", function()
   it("is one JSON scalar id text; anything else is misuse and raises", function()
     local c = core.codec{}

@@ -71,4 +71,27 @@ static void buf_addc (lua_State *L, Buf *b, char c) {
   if (jr_unlikely(b->n == b->cap)) buf_grow(L, b, 1);
   b->p[b->n++] = c;
 }
+
+/*
+** Call where the buffer's owner has just emptied it or dropped most of it:
+** past BUF_KEEP bytes of room with at most half that in use, the memory
+** goes back (all of it when empty, else down to BUF_KEEP). Shrinking
+** cannot fail by Lua's allocator contract; if an allocator fails anyway,
+** the buffer just stays as it was.
+*/
+static void buf_fit (lua_State *L, Buf *b) {
+  void *ud;
+  lua_Alloc f;
+  char *np;
+  if (jr_likely(b->cap <= BUF_KEEP) || b->n > BUF_KEEP / 2) return;
+  if (b->n == 0) {
+    buf_free(L, b);
+    return;
+  }
+  f = lua_getallocf(L, &ud);
+  np = (char *)f(ud, b->p, b->cap, BUF_KEEP);
+  if (np == NULL) return;
+  b->p = np;
+  b->cap = BUF_KEEP;
+}
 #endif

@@ -215,6 +215,20 @@ static int codec_want (lua_State *L) {
 
 
 /*
+** codec:memory(): the bytes of buffer memory the codec keeps between calls
+** (its input, output and held bytes, its decoder's scratch), to check that
+** a large message's memory went back (see buf_fit).
+*/
+static int codec_memory (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t n = C->F.in.cap + C->out.cap + C->alt.cap + C->held.cap;
+  if (C->work != NULL) n += C->work->scratch.cap + C->work->spans.cap + C->work->msg.cap;
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+
+/*
 ** codec:next([chunk]): feed 'chunk' if given, then the next message.
 ** The message is copied into this call's Work before decoding: a
 ** finalizer run while values are pushed may feed this codec (the input
@@ -309,8 +323,13 @@ static const char *check_idarg (lua_State *L, int arg, char *tmp, size_t *len) {
 }
 
 
+/*
+** Start a message in C->out. (C->alt is never fitted: while a writer runs
+** in a finalizer, C->alt holds the bytes of the push it interrupted.)
+*/
 static void out_begin (lua_State *L, Codec *C) {
   C->out.n = 0;
+  buf_fit(L, &C->out);
   buf_reserve(L, &C->out, HEAD + 64);
   C->out.n = HEAD;
 }
@@ -543,6 +562,7 @@ static int codec_take (lua_State *L) {
   }
   memcpy(copy, C->held.p, n);
   C->held.n = 0;
+  buf_fit(L, &C->held);  /* frees no Lua object: runs no Lua code */
   lua_pushlstring(L, copy, n);
   if (copy != local) lua_remove(L, -2);
   return 1;
@@ -573,6 +593,7 @@ static const luaL_Reg codec_methods[] = {
   {"feed", codec_feed},
   {"finish", codec_finish},
   {"want", codec_want},
+  {"memory", codec_memory},
   {"next", codec_next},
   {"result", codec_result},
   {"error", codec_error},

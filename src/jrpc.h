@@ -117,6 +117,13 @@ JR_EXPORT int luaopen_jrpc_core_tls (lua_State *L);
 /* {======================================================
 ** buf.c — growable byte buffers from the state's allocator
 ** ======================================================= */
+/*
+** A buffer that grew past BUF_KEEP for one large message gives that memory
+** back once it holds little again (buf_fit), so that one 16 MiB message does
+** not cost a long-lived peer 16 MiB for the rest of its life.
+*/
+#define BUF_KEEP  65536
+
 typedef struct Buf {
   char *p;
   size_t n;    /* bytes in use */
@@ -130,6 +137,7 @@ static inline char *buf_reserve (lua_State *L, Buf *b, size_t extra);
 #if !defined(JR_CORE_TLS)   /* jrpc.core_tls appends nothing */
 static void buf_add (lua_State *L, Buf *b, const char *s, size_t len);
 static void buf_addc (lua_State *L, Buf *b, char c);
+static void buf_fit (lua_State *L, Buf *b);
 static inline void buf_addfixed (lua_State *L, Buf *b, const char *s,
                                  size_t len);
 #define buf_addlit(L, b, s)  buf_addfixed(L, b, "" s, sizeof(s) - 1)

@@ -30,7 +30,7 @@
 #else
 #define WORK_MT    "jrpc.Work"
 #endif
-#define WORK_KEEP  65536   /* buffers larger than this are freed after a call */
+#define WORK_KEEP  BUF_KEEP  /* buffers larger than this are freed after a call */
 
 static void work_free (lua_State *L, Work *W) {
 #if !defined(JR_CORE_TLS)

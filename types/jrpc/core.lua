@@ -184,6 +184,12 @@ function Codec:finish() end
 ---@return integer
 function Codec:want() end
 
+--- Bytes of buffer memory the codec keeps between calls (input, output, held bytes, the
+--- decoder's scratch). A buffer grown past 64 KiB for one large message gives it back
+--- once it holds little again.
+---@return integer
+function Codec:memory() end
+
 --- Feed `chunk` (if given), then the next event, or nothing when more bytes are needed:
 --- "request", method, params, id, rawid | "notification", method, params |
 --- "result", rawid, result, id | "error", rawid, err, id | "batch", items |
