@@ -10,7 +10,8 @@
 //        [--seconds S] [--warmup S] [--latency] -- server command...
 //
 // Prints one line of key=value: rps (round trips/s), client_cpu (cores the
-// client itself used while measuring), and with --latency (one request in
+// client itself used while measuring), replies_per_read (how many replies
+// each read of the server's output brought, on average), and with --latency (one request in
 // flight) p50_us and p99_us. Every reply is checked (an id in flight, the
 // right result); exits 1 on a wrong reply, a dead or stalled server.
 // Raw framing on purpose: this is a load generator, its own ceiling is
@@ -155,7 +156,9 @@ child.stdin.on('error', () => {});  // the server may go first at the end
 
 let finished = false;
 let lastProgress = Date.now();
+let reads = 0;       // data events (reads of the server's output)
 child.stdout.on('data', (chunk) => {
+  reads++;
   pending = pos < pending.length ? Buffer.concat([pending.subarray(pos), chunk]) : chunk;
   pos = 0;
   const before = done;
@@ -173,12 +176,13 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
-let t0, cpu0, done0;
+let t0, cpu0, done0, reads0;
 function startMeasuring() {
   measuring = true;
   t0 = process.hrtime.bigint();
   cpu0 = process.cpuUsage();
   done0 = done;
+  reads0 = reads;
   setTimeout(stopMeasuring, opt.seconds * 1000);
 }
 
@@ -190,6 +194,7 @@ function stopMeasuring() {
     'framing=' + opt.framing, 'inflight=' + opt.inflight,
     'rps=' + Math.round((done - done0) / secs),
     'client_cpu=' + ((cpu.user + cpu.system) / 1e6 / secs).toFixed(2),
+    'replies_per_read=' + ((done - done0) / Math.max(1, reads - reads0)).toFixed(1),
   ];
   if (opt.latency) {
     latencies.sort((a, b) => a - b);

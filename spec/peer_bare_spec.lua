@@ -73,12 +73,12 @@ describe("bare handlers (no context parameter)", function()
     } }
     peer:receive(request("ping", 1) .. request("boom", 2, "[2]") .. request("ping", 3)
       .. request("boom", 4, "[4]") .. request("ping", 5))
-    assert.same({
+    assert.same({  -- the first write after 2 replies, the next after 4 more or at the end
       line '{"jsonrpc":"2.0","result":"pong","id":1}'
-      .. line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2}'
-      .. line '{"jsonrpc":"2.0","result":"pong","id":3}'
-      .. line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":4}',
-      line '{"jsonrpc":"2.0","result":"pong","id":5}',
+      .. line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":2}',
+      line '{"jsonrpc":"2.0","result":"pong","id":3}'
+      .. line '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":4}'
+      .. line '{"jsonrpc":"2.0","result":"pong","id":5}',
     }, out)
     assert.equal(2, #logs)
     assert.truthy(logs[1]:find('method "boom" failed: .*boom 2'), logs[1])
@@ -168,11 +168,11 @@ describe("bare handlers (no context parameter)", function()
 end)
 
 describe("replies to a long read", function()
-  it("go out after FIRST_FLUSH replies, then every FLUSH_PARTS, in order, the rest at the end", function()
-    assert.equal(4, output.FIRST_FLUSH)
+  it("go out after FIRST_FLUSH replies, then after twice as many each time up to FLUSH_PARTS, in order, the rest at the end", function()
+    assert.equal(2, output.FIRST_FLUSH)
     assert.equal(16, output.FLUSH_PARTS)
     local peer, out = capture{ methods = { echo = function(p) return p[1] end } }
-    local n = 4 + 16 + 16 + 3
+    local n = 2 + 4 + 8 + 16 + 16 + 3
     local input, want = {}, {}
     for i = 1, n do
       input[i] = request("echo", i, "[" .. i .. "]")
@@ -186,11 +186,11 @@ describe("replies to a long read", function()
       assert.equal(table.concat(want, "", first, first + count - 1), bytes)
       first = first + count
     end
-    assert.same({ 4, 16, 16, 3 }, sizes)
+    assert.same({ 2, 4, 8, 16, 16, 3 }, sizes)
     -- the next read starts again with FIRST_FLUSH
     for i = #out, 1, -1 do out[i] = nil end
-    peer:receive(table.concat(input, "", 1, 6))
-    assert.same({ table.concat(want, "", 1, 4), table.concat(want, "", 5, 6) }, out)
+    peer:receive(table.concat(input, "", 1, 7))
+    assert.same({ table.concat(want, "", 1, 2), table.concat(want, "", 3, 6), want[7] }, out)
   end)
 end)
 
@@ -202,18 +202,21 @@ describe("jrpc.output: held bytes kept by the codec", function()
   end
   local r1, r2 = '{"jsonrpc":"2.0","result":1,"id":1}\n', '{"jsonrpc":"2.0","result":2,"id":2}\n'
 
-  it("keeps the order of the codec's messages and of plain bytes, in one send", function()
+  it("keeps the order of the codec's messages and of plain bytes, one send per flush", function()
     local out, codec, sent = setup()
     assert.equal(r1, codec:result(1, 1))  -- not held: a string, sent at once
     out:hold()
     local held = codec:result(1, 1)
     assert.equal(true, held)
     out:write(held)
-    out:write("raw\n")
-    out:write(codec:result(2, 2))
     assert.same({}, sent)
+    out:write("raw\n")  -- the second write: FIRST_FLUSH
+    assert.same({ r1 .. "raw\n" }, sent)
+    out:write(codec:result(2, 2))
+    out:write("raw\n")
+    assert.same({ r1 .. "raw\n" }, sent)
     out:release()
-    assert.same({ r1 .. "raw\n" .. r2 }, sent)
+    assert.same({ r1 .. "raw\n", r2 .. "raw\n" }, sent)
     assert.equal(r1, codec:result(1, 1))  -- released: strings again
     assert.is_nil(codec:take())
   end)

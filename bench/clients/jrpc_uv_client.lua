@@ -4,7 +4,7 @@
 -- and `peer:request` with a callback keeps W `subtract` requests in flight,
 -- each reply's callback sending the next request. The replies of one read
 -- settle inside one `receive`, so the new requests leave as jrpc's output
--- sends them (every FLUSH_PARTS writes and at the end of the read), the way
+-- sends them (after 2, 4, 8, then every FLUSH_PARTS writes, and at the end of the read), the way
 -- any jrpc client on luv behaves.
 --
 --   luajit bench/clients/jrpc_uv_client.lua [--framing ndjson|lsp] [--inflight W]
