@@ -20,16 +20,13 @@ static void frame_init (Framer *F, int lsp, size_t max_bytes) {
 
 /* append input; drop what was consumed first so the buffer stays small */
 static void frame_feed (lua_State *L, Framer *F, const char *s, size_t len) {
-  if (F->off == F->in.n) {
-    F->in.n = F->off = 0;
-    buf_fit(L, &F->in);
-  }
+  if (F->off == F->in.n) F->in.n = F->off = 0;
   else if (F->off > 0 && F->off >= F->in.cap / 2) {
     memmove(F->in.p, F->in.p + F->off, F->in.n - F->off);
     F->in.n -= F->off;
     F->off = 0;
-    buf_fit(L, &F->in);
   }
+  buf_fit(L, &F->in);  /* keeps [0, in.n): a fitted buffer holds more than that */
   buf_add(L, &F->in, s, len);
 }
 

@@ -30,7 +30,6 @@
 #else
 #define WORK_MT    "jrpc.Work"
 #endif
-#define WORK_KEEP  BUF_KEEP  /* buffers larger than this are freed after a call */
 
 static void work_free (lua_State *L, Work *W) {
 #if !defined(JR_CORE_TLS)
@@ -105,9 +104,9 @@ static Work *work_acquire (lua_State *L, Work **resident, int owner) {
 
 /* the call is done with 'W': keep no big buffers, free it for the next */
 static void work_release (lua_State *L, Work *W) {
-  if (W->scratch.cap > WORK_KEEP) buf_free(L, &W->scratch);
-  if (W->spans.cap > WORK_KEEP) buf_free(L, &W->spans);
-  if (W->msg.cap > WORK_KEEP) buf_free(L, &W->msg);
+  if (W->scratch.cap > BUF_KEEP) buf_free(L, &W->scratch);
+  if (W->spans.cap > BUF_KEEP) buf_free(L, &W->spans);
+  if (W->msg.cap > BUF_KEEP) buf_free(L, &W->msg);
   W->busy = 0;
 }
 
