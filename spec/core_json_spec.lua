@@ -38,6 +38,60 @@ describe("core.encode", function()
     assert.are.equal('{"1":1}', core.encode(setmetatable({["1"] = 1}, core.object_mt)))
   end)
 
+  -- sequences are written in one walk while the keys come as 1, 2, 3...
+  -- and by index once they do not (keys in the hash part, in any order)
+  it("writes sequences whose keys are not in order in the table", function()
+    local backwards = {}
+    for i = 12, 1, -1 do backwards[i] = i * 10 end
+    assert.are.equal("[10,20,30,40,50,60,70,80,90,100,110,120]", core.encode(backwards))
+    -- keys 4..8 in the hash part, which next() does not give in order:
+    -- string keys make room there first (which many do varies by VM)
+    local function grown(pad)
+      local t = {1, 2, 3}
+      for i = 1, pad do t["k" .. i] = i end
+      for i = 1, pad do t["k" .. i] = nil end
+      for i = 8, 4, -1 do t[i] = i end
+      return t
+    end
+    local function in_order(t)
+      local i = 0
+      for k in pairs(t) do
+        i = i + 1
+        if k ~= i then return false end
+      end
+      return true
+    end
+    local shuffled
+    for pad = 1, 16 do
+      if not in_order(grown(pad)) then shuffled = grown(pad) break end
+    end
+    assert.is_table(shuffled)
+    assert.are.equal("[1,2,3,4,5,6,7,8]", core.encode(shuffled))
+    assert.are.equal("[1,2,3,4,5,6,7,8]", core.encode(setmetatable(shuffled, core.array_mt)))
+    assert.are.equal('[{"x":1},{},[[]],"s"]',
+      core.encode({{x = 1}, {}, {setmetatable({}, core.array_mt)}, "s"}))
+    assert.are.equal('{"a":{"b":{}}}', core.encode({a = {b = {}}}))
+  end)
+
+  it("names the fault of a table that is neither array nor object, wherever the walk meets it", function()
+    fails("cannot encode a table with mixed or non-string keys", core.encode({1, 2, 3, x = 4}))
+    local string_first = {}
+    string_first.x = 1
+    string_first[1] = 2
+    fails("cannot encode a table with mixed or non-string keys", core.encode(string_first))
+    fails("cannot encode a table with mixed or non-string keys", core.encode({[1.5] = 1}))
+    fails("cannot encode a table with mixed or non-string keys", core.encode({1, 2, [4] = 4}))
+    fails("cannot encode a sparse array (nil inside)",
+      core.encode(setmetatable({1, 2, x = 3}, core.array_mt)))
+    fails("cannot encode a sparse array (nil inside)",
+      core.encode(setmetatable({x = 1}, core.array_mt)))
+    fails("cannot encode a sparse array (nil inside)",
+      core.encode(setmetatable({[3] = 1}, core.array_mt)))
+    -- a fault deep inside leaves nothing half-written behind
+    fails("cannot encode a function", core.encode({1, {2, {3, print}}}))
+    assert.are.equal("[1,[2]]", core.encode({1, {2}}))
+  end)
+
   it("round-trips decoded arrays, empty ones included", function()
     assert.are.equal('{"a":[]}', core.encode(core.decode('{"a":[]}')))
     assert.are.equal('{"b":{}}', core.encode(core.decode('{"b":{}}')))

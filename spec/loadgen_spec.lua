@@ -66,7 +66,33 @@ describe("loadgen", function()
     end
     local code, _, err = files.run_tool({ NULL_SERVER }, {"--poll-us", "-1"}, {})
     assert.are.equal(1, code)
-    assert.are.equal("null_server: usage: null_server [--framing ndjson|lsp] [--poll-us N]\n", err)
+    assert.are.equal("null_server: usage: null_server [--framing ndjson|lsp] [--poll-us N]"
+      .. " [--first-write N] [--max-write M]\n", err)
+  end)
+
+  it("measures the null server writing as it goes (--first-write, --max-write)", function()
+    local code, r, err = loadgen(SHORT, {NULL_SERVER, "--first-write", "1", "--max-write", "4"})
+    assert.are.equal(0, code, err)
+    assert.is_true(r.replies > 1000, "replies: " .. tostring(r.replies))
+    local input, want = {}, {}
+    for id = 1, 9 do
+      input[id] = ('{"jsonrpc":"2.0","method":"subtract","params":[%d,2],"id":%d}\n'):format(id + 2, id)
+      want[id] = ('{"jsonrpc":"2.0","result":%d,"id":%d}\n'):format(id, id)
+    end
+    local function null_server(flags)  -- its stdout, stderr and exit code on the input above
+      local path, err_path = os.tmpname(), os.tmpname()
+      files.write(path, table.concat(input))
+      local p = assert(io.popen(("%s %s <%s 2>%s; echo \"exit=$?\""):format(NULL_SERVER, flags, path, err_path)))
+      local out = p:read("*a")
+      p:close()
+      os.remove(path)
+      local exit = tonumber(out:match("exit=(%d+)\n$"))
+      return out:gsub("exit=%d+\n$", ""), files.take(err_path), exit
+    end
+    assert.are.same({ table.concat(want), "", 0 }, { null_server("--first-write 2 --max-write 4") })
+    assert.are.same({ table.concat(want), "", 0 }, { null_server("") })
+    assert.are.same({ "", "null_server: usage: null_server [--framing ndjson|lsp] [--poll-us N]"
+      .. " [--first-write N] [--max-write M]\n", 1 }, { null_server("--max-write 0") })
   end)
 
   it("measures the lua-cjson loop", function()

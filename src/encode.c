@@ -117,11 +117,11 @@ static int in_cycle (Enc *E, int idx) {
 }
 
 
-static int enc_array (Enc *E, int idx, size_t n, int depth) {
+/* elements from..n of the sequence at 'idx' ('[' and elements before 'from' written) */
+static int enc_array (Enc *E, int idx, size_t from, size_t n, int depth) {
   lua_State *L = E->L;
   size_t i;
-  buf_addc(L, E->b, '[');
-  for (i = 1; i <= n; i++) {
+  for (i = from; i <= n; i++) {
     if (i > 1) buf_addc(L, E->b, ',');
     lua_rawgeti(L, idx, (lua_Integer)i);
     if (lua_isnil(L, -1))
@@ -159,20 +159,33 @@ static int enc_object (Enc *E, int idx, int depth) {
 
 
 /*
-** Count the keys of the table at 'idx' (a table whose border is 'n' is a
-** sequence only when it has exactly 'n' keys).
+** What is left of an array whose walk met a key (on the stack, with its
+** value) where it expected integer 'i': the table is a sequence only if
+** its key count is its border (keys 1..i-1 were seen, in order).
 */
-static size_t count_keys (lua_State *L, int idx) {
-  size_t k = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) { k++; lua_pop(L, 1); }
-  return k;
+static int enc_array_rest (Enc *E, int idx, size_t i, int depth, int marked) {
+  lua_State *L = E->L;
+  size_t keys = i;  /* 1..i-1, and the one on the stack */
+  size_t n;
+  lua_pop(L, 1);
+  while (lua_next(L, idx)) { keys++; lua_pop(L, 1); }
+  n = lua_rawlen(L, idx);
+  if (keys != n)
+    return enc_fail(E, marked ? "cannot encode a sparse array (nil inside)"
+                              : "cannot encode a table with mixed or non-string keys");
+  return enc_array(E, idx, i, n, depth);
 }
 
 
+/*
+** A table: an object when marked so, or when it has no integer key 1
+** (and no other integer keys: they fail in enc_object); else a sequence,
+** written in one walk while the keys come as 1, 2, 3... (an array part
+** does, in both Lua 5.4 and LuaJIT), by index once they do not.
+*/
 static int enc_table (Enc *E, int idx, int depth) {
   lua_State *L = E->L;
-  size_t n;
+  size_t i = 1, mark;
   int marked = 0;  /* 1: array_mt, 2: object_mt */
   if (depth >= E->max_depth)
     return enc_fail(E, in_cycle(E, idx) ? "cannot encode a table that contains itself"
@@ -184,18 +197,29 @@ static int enc_table (Enc *E, int idx, int depth) {
     lua_pop(L, 1);
   }
   if (marked == 2) return enc_object(E, idx, depth + 1);
-  n = lua_rawlen(L, idx);
-  if (marked == 1) {
-    if (count_keys(L, idx) != n)  /* holes: the border may hide the rest */
-      return enc_fail(E, "cannot encode a sparse array (nil inside)");
-    return enc_array(E, idx, n, depth + 1);
+  mark = E->b->n;
+  buf_addc(L, E->b, '[');
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TNUMBER || lua_tonumber(L, -2) != (lua_Number)i) {
+      if (i == 1 && !marked && lua_type(L, -2) == LUA_TSTRING) {
+        lua_pop(L, 2);  /* a string key first: an object */
+        E->b->n = mark;
+        return enc_object(E, idx, depth + 1);
+      }
+      return enc_array_rest(E, idx, i, depth + 1, marked);
+    }
+    if (i > 1) buf_addc(L, E->b, ',');
+    if (!enc_value(E, lua_gettop(L), depth + 1)) return 0;
+    lua_pop(L, 1);
+    i++;
   }
-  if (n > 0) {
-    if (count_keys(L, idx) != n)
-      return enc_fail(E, "cannot encode a table with mixed or non-string keys");
-    return enc_array(E, idx, n, depth + 1);
+  if (i == 1 && !marked) {  /* empty and unmarked: {} */
+    E->b->n = mark;
+    return enc_object(E, idx, depth + 1);
   }
-  return enc_object(E, idx, depth + 1);
+  buf_addc(L, E->b, ']');
+  return 1;
 }
 
 

@@ -33,7 +33,8 @@
 */
 
 
-#define PD_TNAME      "jrpc.Pending"
+/* an array, not a literal: its one address is the table's ud_open mark */
+static const char PD_TNAME[] = "jrpc.Pending";
 #define PD_DEFMAX     100000        /* default max_pending */
 #define PD_MAXMAX     0x7fffffffu   /* slots and positions fit a uint32 */
 #define PD_MAXIDLEN   0x7fffffffu   /* key length fits a uint32 */
@@ -747,7 +748,7 @@ static int pending_gc (lua_State *L) {
   pd_free(L, p->due, p->cap * sizeof(double));
   pd_free(L, p->bucket, p->nbucket * sizeof(uint32_t));
   memset(p, 0, sizeof(*p));
-  p->h.closed = 1;
+  ud_close(&p->h);
   return 0;
 }
 
@@ -766,6 +767,7 @@ static int pending_new (lua_State *L) {
   p->seed = pd_mix((uint32_t)(uintptr_t)p ^ 0x9e3779b9u);
   luaL_getmetatable(L, PD_TNAME);
   lua_setmetatable(L, -2);
+  ud_open(&p->h, PD_TNAME);   /* complete: its methods may take it */
   return 1;
 }
 

@@ -3,10 +3,13 @@
 ** JSON, so that loadgen's rate against it is loadgen's own ceiling.
 **
 **   null_server [--framing ndjson|lsp] [--poll-us N]
+**               [--first-write N] [--max-write M]
 **
 ** For each input line (or Content-Length body) it copies the id and the two
 ** params found by a minimal scan into a canned reply; the replies to one
-** read go out in one write. Before it blocks for input it polls for up to
+** read go out in one write, or, with --first-write N, in writes of N
+** replies, then 2N, 4N... up to M (default 16): a client that answers each
+** reply at once may go faster against that schedule. Before it blocks for input it polls for up to
 ** N µs (default 100, 0: never), as jrpc.uv does (lua/jrpc/uv/busy_poll.lua):
 ** on a virtual machine a server that blocks as soon as it runs dry pays a
 ** slow wakeup for every burst, and its rate would not be the client's
@@ -28,6 +31,8 @@
 
 static int lsp;  /* Content-Length framing, else ndjson */
 static long poll_ns = 100000;  /* how long to poll before blocking */
+static int first_write;  /* replies before a read's first write; 0: one write a read */
+static int max_write = 16;  /* the interval between writes grows to this */
 
 static void die (const char *msg) {
   fprintf(stderr, "null_server: %s\n", msg);
@@ -104,6 +109,15 @@ static char *answer (char *p, const char *s, const char *end) {
   return p;
 }
 
+static void write_all (const char *s, const char *end) {
+  while (s < end) {
+    ssize_t n = write(1, s, (size_t)(end - s));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) die(strerror(errno));
+    s += n;
+  }
+}
+
 static long long now_ns (void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -154,10 +168,12 @@ int main (int argc, char **argv) {
       poll_ns = strtol(argv[a + 1], &end, 10) * 1000;
       if (*end != '\0' || end == argv[a + 1]) break;  /* not a number */
     }
+    else if (strcmp(argv[a], "--first-write") == 0) first_write = atoi(argv[a + 1]);
+    else if (strcmp(argv[a], "--max-write") == 0) max_write = atoi(argv[a + 1]);
     else break;
   }
-  if (a != argc || poll_ns < 0)
-    die("usage: null_server [--framing ndjson|lsp] [--poll-us N]");
+  if (a != argc || poll_ns < 0 || first_write < 0 || max_write < 1)
+    die("usage: null_server [--framing ndjson|lsp] [--poll-us N] [--first-write N] [--max-write M]");
   for (;;) {
     const char *s, *body, *bend, *next;
     char *o;
@@ -175,18 +191,25 @@ int main (int argc, char **argv) {
     most = (len / 40 + 1) * 128;  /* a request: 40+ bytes, a reply: < 128 */
     if (outcap < most) out = (char *)grow(out, outcap = most);
     o = out;
-    for (s = in; (next = next_message(s, in + len, &body, &bend)) != NULL;
-         s = next)
-      if (bend > body) o = answer(o, body, bend);
+    {
+      int count = 0, next_write = first_write;
+      char *w = out;  /* replies in [w, o) are not written yet */
+      for (s = in; (next = next_message(s, in + len, &body, &bend)) != NULL;
+           s = next) {
+        if (bend > body) o = answer(o, body, bend);
+        if (first_write > 0 && ++count >= next_write) {
+          write_all(w, o);
+          w = o;
+          count = 0;
+          next_write = 2 * next_write < max_write ? 2 * next_write : max_write;
+        }
+      }
+      if (w != out) { memmove(out, w, (size_t)(o - w)); o = out + (o - w); }
+    }
     done = (size_t)(s - in);
     memmove(in, s, len - done);
     len -= done;
     if (len > MAX_MESSAGE) die("a message longer than 1 MiB");
-    for (s = out; s < o; ) {
-      n = write(1, s, (size_t)(o - s));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) die(strerror(errno));
-      s += n;
-    }
+    write_all(out, o);
   }
 }
