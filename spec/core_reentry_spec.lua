@@ -389,4 +389,54 @@ print("closed", not ok and tostring(err):find("jrpc.Pending is closed", 1, true)
 stop = true
 ]], "lost\t0\ttwice\t0\tleft\t0\ntaken\ttrue\tnothing\ttrue\nclosed\ttrue\n")
   end)
+
+  -- src/shape.c reads the shape while it builds tables (each may run a
+  -- finalizer): one that rewrites the shape mid-check gets a clean error,
+  -- or the params as the shape was read; never a crash or a bad read
+  it("codec:next with a params shape while finalizers rewrite that shape", function()
+    check(PROLOGUE .. [[
+local c = core.codec{}
+local shape
+local shapes = {}
+c:shapes(shapes)  -- once: the codec keeps this table through every Work it makes
+local vandal = false
+work = function()
+  if not vandal then return end
+  shape[0], shape[1], shape[2], shape.b = "x", nil, 42, nil
+  c:next()  -- reentrant: a Work of its own (nothing is left to read)
+  collectgarbage("step")
+end
+local parts = {}
+for i = 1, 60 do parts[i] = element(i) end
+local nested = "[" .. table.concat(parts, ",") .. "]"
+local lines = {
+  '{"jsonrpc":"2.0","method":"m","params":[' .. nested .. ',"' .. string.rep("s", 80) .. '"],"id":1}\n',
+  '{"jsonrpc":"2.0","method":"m","params":{"a":' .. nested .. ',"b":"' .. string.rep("s", 80) .. '"},"id":1}\n',
+  '{"jsonrpc":"2.0","method":"m","params":[1,"' .. string.rep("s", 80) .. '"],"id":1}\n',
+}
+local right, during = 0, 0
+for round = 1, 30 do
+  shape = { [0] = "AS", "a", "b", a = 1, b = 2 }
+  shapes.m = shape
+  arm()
+  c:feed(lines[round % 3 + 1])
+  local before = fired
+  vandal = true
+  local ok, kind, method, p = pcall(c.next, c)
+  vandal = false
+  if fired > before then during = during + 1 end
+  if ok then
+    if (kind == "checked" or kind == "request") and method == "m" and type(p) == "table" then right = right + 1 end
+  elseif tostring(kind):find("codec: a params shape is malformed", 1, true) then
+    right = right + 1
+  end
+end
+shapes.m = { [0] = "N", "x", x = 1 }
+local kind = c:next('{"jsonrpc":"2.0","method":"m","params":[1],"id":2}\n')
+print("rounds right", right, "finalizers ran during next", during > 0)
+print("then", kind)
+print("inner decodes wrong", bad)
+stop = true
+]], "rounds right\t30\tfinalizers ran during next\ttrue\nthen\tchecked\ninner decodes wrong\t0\n")
+  end)
 end)

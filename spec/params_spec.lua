@@ -136,4 +136,51 @@ describe("jrpc.params", function()
     assert.equal('{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \\"subtrahend\\" must be a number"},"id":1}\n'
       .. '{"jsonrpc":"2.0","result":-1,"id":2}\n', out[1])
   end)
+
+  -- the codec checks a declared bare handler's params as it decodes them
+  -- (src/shape.c): those that fit reach the handler with no wrapper
+  -- between (a call, not the wrapper's tail call); the others go through
+  -- the wrapper, which answers -32602 as before
+  it("serves a declared bare handler from the codec's check, others through the wrapper", function()
+    local out, seen = {}, {}
+    local peer = jrpc.peer{ send = function(b) out[#out + 1] = b end }
+    local function note(p)
+      -- LuaJIT's debug.getinfo has no "t" (it raises)
+      seen[#seen + 1] = rawget(_G, "jit") == nil and debug.getinfo(1, "t").istailcall
+      return p.minuend - p.subtrahend
+    end
+    peer:method("subtract", note, jrpc.params(subtract))
+    peer:method("with_ctx", function(p, ctx) return ctx.method .. ":" .. (p.minuend - p.subtrahend) end,
+      jrpc.params(subtract))
+    peer:receive('{"jsonrpc":"2.0","method":"subtract","params":[5,3],"id":1}\n'
+      .. '{"jsonrpc":"2.0","method":"subtract","params":[5,"3"],"id":2}\n'
+      .. '{"jsonrpc":"2.0","method":"subtract","params":{"subtrahend":1,"minuend":5},"id":3}\n'
+      .. '{"jsonrpc":"2.0","method":"with_ctx","params":[5,3],"id":4}\n'
+      .. '[{"jsonrpc":"2.0","method":"subtract","params":[9,3],"id":5},'
+      .. '{"jsonrpc":"2.0","method":"subtract","params":[9],"id":6}]\n')
+    assert.equal('{"jsonrpc":"2.0","result":2,"id":1}\n'
+      .. '{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \\"subtrahend\\" must be a number"},"id":2}\n'
+      .. '{"jsonrpc":"2.0","result":4,"id":3}\n'
+      .. '{"jsonrpc":"2.0","result":"with_ctx:2","id":4}\n'
+      .. '[{"jsonrpc":"2.0","result":6,"id":5},'
+      .. '{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \\"subtrahend\\" is required"},"id":6}]\n',
+      table.concat(out))
+    if rawget(_G, "jit") == nil then
+      -- ids 1 and 3 from the codec's check; id 5, a batch member, through the wrapper
+      assert.same({ false, false, true }, seen)
+    end
+    assert.equal(3, #seen)
+  end)
+
+  it("forgets a method's declaration when its handler is replaced", function()
+    local out, got = {}, {}
+    local peer = jrpc.peer{ send = function(b) out[#out + 1] = b end }
+    peer:method("m", function(p) return p.minuend end, jrpc.params(subtract))
+    peer:receive('{"jsonrpc":"2.0","method":"m","params":[7,1],"id":1}\n')
+    peer:method("m", function(p) got[#got + 1] = p; return #p end)
+    peer:receive('{"jsonrpc":"2.0","method":"m","params":[7,1],"id":2}\n')
+    assert.equal('{"jsonrpc":"2.0","result":7,"id":1}\n{"jsonrpc":"2.0","result":2,"id":2}\n',
+      table.concat(out))
+    assert.equal(jrpc.core.array_mt, getmetatable(got[1]))
+  end)
 end)

@@ -130,6 +130,47 @@ static int push_codec_null (lua_State *L, const Codec *C) {
   return lua_gettop(L);
 }
 
+
+/*
+** The codec's params shapes (codec:shapes) are its user value 2 on Lua
+** 5.4, its environment's [2] on LuaJIT (work_setuv keeps it there).
+*/
+static int push_codec_shapes (lua_State *L, const Codec *C) {
+  if (!C->has_shapes) return 0;
+#if LUA_VERSION_NUM >= 504
+  lua_getiuservalue(L, 1, 2);
+#else
+  lua_getfenv(L, 1);
+  lua_rawgeti(L, -1, 2);
+  lua_remove(L, -2);
+#endif
+  if (!lua_istable(L, -1)) { lua_pop(L, 1); return 0; }  /* never, but cheap */
+  return lua_gettop(L);
+}
+
+
+/*
+** codec:shapes(t): from now on `next` checks the params of requests for
+** the methods in t (method -> a jrpc.params shape: see shape.c); the
+** table is kept, not copied, so its owner may change it between calls.
+** nil: check none.
+*/
+static int codec_shapes (lua_State *L) {
+  Codec *C = check_codec(L);
+  int given = !lua_isnoneornil(L, 2);
+  if (given) luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+#if LUA_VERSION_NUM >= 504
+  lua_setiuservalue(L, 1, 2);
+#else
+  lua_getfenv(L, 1);  /* the Work's anchor; work_setuv carries [2] over */
+  lua_insert(L, 2);
+  lua_rawseti(L, 2, 2);
+#endif
+  C->has_shapes = given;
+  return 0;
+}
+
 /* }=============================================================== */
 
 
@@ -143,7 +184,7 @@ static int codec_new (lua_State *L) {
   if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
-  C = (Codec *)lua_newuserdatauv(L, sizeof(Codec), 1);
+  C = (Codec *)lua_newuserdatauv(L, sizeof(Codec), 2);  /* Work, shapes */
   memset(C, 0, sizeof(*C));   /* empty first: __gc is safe from here on */
   luaL_setmetatable(L, CODEC_MT);
 #if LUA_VERSION_NUM < 504
@@ -169,7 +210,7 @@ static int codec_new (lua_State *L) {
 }
 
 
-static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null) {
+static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null, int shapes) {
   M->profile = C->profile;
   M->max_batch = C->max_batch;
   M->S.max_depth = C->max_depth;
@@ -177,7 +218,9 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null) {
   M->spans = &W->spans;
   M->tree = &W->tree;
   M->amt = AMT;
+  M->omt = OMT;
   M->null = null;
+  M->shapes = shapes;
   M->kinds = MSG_KINDS;
   M->keys.table = KEY_CACHE;
   M->keys.bytes = KEY_BYTES;
@@ -247,10 +290,11 @@ static int codec_next (lua_State *L) {
   FrameEvent ev;
   MsgCtx M;
   int n, null, top = lua_gettop(L);  /* gettop: cheap on LuaJIT */
-  int more = top >= 3 && lua_toboolean(L, 3);
+  int more = top >= 3 && lua_toboolean(L, 3), shapes;
   if (top >= 2 && !lua_isnil(L, 2))
     feed_arg(L, C);
   null = push_codec_null(L, C);
+  shapes = push_codec_shapes(L, C);
   if (jr_unlikely(C->work == NULL || C->work->busy))
     W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
@@ -259,7 +303,7 @@ static int codec_next (lua_State *L) {
       if (W == NULL) W = work_acquire(L, &C->work, 1);  /* the free resident */
       W->msg.n = 0;
       memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
-      msg_ctx(C, W, &M, null);
+      msg_ctx(C, W, &M, null, shapes);
       n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
       work_release(L, W);
       if (more && n == 5) {  /* a request (5 values), asked: bytes left? */
@@ -595,6 +639,7 @@ static const luaL_Reg codec_methods[] = {
   {"want", codec_want},
   {"memory", codec_memory},
   {"next", codec_next},
+  {"shapes", codec_shapes},
   {"result", codec_result},
   {"error", codec_error},
   {"request", codec_request},

@@ -19,6 +19,7 @@
 #include "work.c"      /* per-call temporaries */
 #include "frame.c"     /* ndjson and Content-Length framing */
 #include "message.c"   /* JSON-RPC messages and batches */
+#include "shape.c"     /* declared params, checked as they are decoded */
 #include "codec.c"     /* jrpc.Codec */
 #include "pending.c"   /* jrpc.Pending */
 #include "http.c"      /* jrpc.Http and the HTTP/SSE writers */

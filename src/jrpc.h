@@ -357,14 +357,16 @@ typedef struct MsgCtx {
   Buf *spans;      /* batch member offsets */
   cJSON **tree;    /* the cJSON tree being converted, if any */
   int amt;         /* stack index of core.array_mt */
+  int omt;         /* stack index of core.object_mt */
   int null;        /* stack index of the value for JSON null; 0: core.null */
+  int shapes;      /* stack index of the params shapes by method, or 0 */
   int kinds;       /* stack index of the kind strings (msg_kinds) */
   KeyRef keys;     /* the key cache, or keys.table == 0 */
   FlatRec rec;     /* the params', result's or error's record */
 } MsgCtx;
 
 /* indexes into the table of kind strings */
-enum { KIND_REQUEST = 1, KIND_NOTIFICATION, KIND_RESULT, KIND_ERROR };
+enum { KIND_REQUEST = 1, KIND_NOTIFICATION, KIND_RESULT, KIND_ERROR, KIND_CHECKED };
 static void msg_kinds (lua_State *L);
 
 static int msg_pushinvalid (lua_State *L, int code, const char *msg,
@@ -399,6 +401,7 @@ typedef struct Codec {
   int holding;       /* framed writers append to 'held' and return true */
   Work *work;        /* the resident Work (user value 1), or NULL */
   int has_null;      /* option 'null' given: kept in CODEC_NULL_KEY's table */
+  int has_shapes;    /* codec:shapes(t) given (see push_codec_shapes) */
 } Codec;
 
 /*

@@ -227,11 +227,12 @@ static void push_match_id (lua_State *L, MsgCtx *M, const Envelope *env) {
 ** where lua_pushstring hashes and looks it up again for every message.
 */
 static void msg_kinds (lua_State *L) {
-  lua_createtable(L, 4, 0);
+  lua_createtable(L, 5, 0);
   lua_pushliteral(L, "request"); lua_rawseti(L, -2, KIND_REQUEST);
   lua_pushliteral(L, "notification"); lua_rawseti(L, -2, KIND_NOTIFICATION);
   lua_pushliteral(L, "result"); lua_rawseti(L, -2, KIND_RESULT);
   lua_pushliteral(L, "error"); lua_rawseti(L, -2, KIND_ERROR);
+  lua_pushliteral(L, "checked"); lua_rawseti(L, -2, KIND_CHECKED);
 }
 
 
@@ -245,6 +246,24 @@ static void push_value (lua_State *L, MsgCtx *M, const Span *s) {
 }
 
 
+static int shape_push_params (lua_State *L, MsgCtx *M, const Span *s,
+                              int idx);  /* shape.c */
+
+/* a request whose method has a params shape: its params (kind "checked"
+   when they fit the shape); 0 when the method has none, nothing pushed */
+static int push_shaped (lua_State *L, MsgCtx *M, const Envelope *env) {
+  lua_pushvalue(L, -1);  /* the method */
+  lua_rawget(L, M->shapes);
+  if (!lua_istable(L, -1)) { lua_pop(L, 1); return 0; }
+  if (shape_push_params(L, M, &env->params, lua_gettop(L))) {
+    lua_rawgeti(L, M->kinds, KIND_CHECKED);
+    lua_replace(L, -5);  /* the kind */
+  }
+  lua_replace(L, -2);  /* the params, over the shape */
+  return 1;
+}
+
+
 static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
   int isreq = (env->id.p != NULL);
   long long v;
@@ -253,7 +272,9 @@ static int push_request (lua_State *L, MsgCtx *M, const Envelope *env) {
     tolua_key(L, &M->keys, env->method.p + 1,
               (size_t)(env->method.e - env->method.p - 2));
   else tolua_string(L, M->scratch, env->method.p, env->method.e);
-  if (env->params.p != NULL)
+  if (isreq && M->shapes != 0 && push_shaped(L, M, env))
+    ;
+  else if (env->params.p != NULL)
     push_value(L, M, &env->params);
   else lua_pushnil(L);
   if (!isreq) return 3;

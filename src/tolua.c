@@ -369,27 +369,33 @@ not_flat:
 ** Push a container from the scanner's record 'R' (R->flat): its tokens
 ** are known and of the simple kinds, so nothing is read twice.
 */
+/* push the value of a record's item (a scalar of the simple kinds) */
+static void push_flat_item (lua_State *L, const FlatItem *it, int null) {
+  const char *v = it->v;
+  switch (*v) {
+    case '"': lua_pushlstring(L, v + 1, (size_t)(it->ve - v - 2)); break;
+    case 't': lua_pushboolean(L, 1); break;
+    case 'f': lua_pushboolean(L, 0); break;
+    case 'n': push_null(L, null); break;
+    default: {  /* an integer of at most 15 digits: no overflow */
+      const char *q = v + (*v == '-');
+      long long n = 0;
+      for (; q < it->ve; q++) n = n * 10 + (*q - '0');
+      num_push(L, (double)(*v == '-' ? -n : n));
+      break;
+    }
+  }
+}
+
+
 static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
                          KeyRef *keys) {
   int i, object = (*R->at == '{');
   lua_createtable(L, object ? 0 : R->n, object ? R->n : 0);
   for (i = 0; i < R->n; i++) {
     const FlatItem *it = &R->item[i];
-    const char *v = it->v;
     if (object) push_key(L, keys, it->k + 1, (size_t)(it->ke - it->k - 2));
-    switch (*v) {
-      case '"': lua_pushlstring(L, v + 1, (size_t)(it->ve - v - 2)); break;
-      case 't': lua_pushboolean(L, 1); break;
-      case 'f': lua_pushboolean(L, 0); break;
-      case 'n': push_null(L, null); break;
-      default: {  /* an integer of at most 15 digits: no overflow */
-        const char *q = v + (*v == '-');
-        long long n = 0;
-        for (; q < it->ve; q++) n = n * 10 + (*q - '0');
-        num_push(L, (double)(*v == '-' ? -n : n));
-        break;
-      }
-    }
+    push_flat_item(L, it, null);
     if (object) lua_rawset(L, -3);
     else lua_rawseti(L, -2, i + 1);
   }

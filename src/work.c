@@ -64,15 +64,23 @@ static void work_getuv (lua_State *L, int ud) {
 }
 
 
-/* make the Work on top the resident one of 'ud' (the Work stays pushed) */
+/*
+** Make the Work on top the resident one of 'ud' (the Work stays pushed).
+** On LuaJIT the new environment keeps the old one's [2] (a codec's
+** shapes: see codec_shapes).
+*/
 static void work_setuv (lua_State *L, int ud) {
 #if LUA_VERSION_NUM >= 504
   lua_pushvalue(L, -1);
   lua_setiuservalue(L, ud, 1);
 #else
-  lua_createtable(L, 1, 0);  /* a new table: the old one may be anchored */
+  lua_createtable(L, 2, 0);  /* a new table: the old one may be anchored */
   lua_pushvalue(L, -2);
   lua_rawseti(L, -2, 1);
+  lua_getfenv(L, ud);
+  lua_rawgeti(L, -1, 2);
+  lua_rawseti(L, -3, 2);
+  lua_pop(L, 1);
   lua_setfenv(L, ud);
 #endif
 }

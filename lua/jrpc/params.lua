@@ -196,12 +196,36 @@ function M.declare(specs)
   return decl
 end
 
---- True for a value made by `declare`.
+-- The type codes of the codec's params shapes (src/shape.c): upper case
+-- for a required param.
+local shape_codes = { number = "n", integer = "i", string = "s", boolean = "b", table = "t",
+  array = "a", object = "o", any = "x" }
+
+--- The declaration as the codec checks it while decoding (codec:next's
+--- `shapes`): names in order, each name's index, and at [0] one type code
+--- per param. The codec hands over params that fit as the named table the
+--- checker would build; any others come as decoded, for the checker.
+---@return table shape
+function Decl:shape()
+  local shape, codes = {}, {}
+  for i = 1, #self do
+    local p = self[i]
+    local code = shape_codes[p.type]
+    codes[i] = p.optional and code or code:upper()
+    shape[i], shape[p.name] = p.name, i
+  end
+  shape[0] = table.concat(codes)
+  return shape
+end
+
 --- Count the userdata `v` as JSON null for optional params (see jrpc.add_null).
 function M.add_null(v)
   extra_nulls[v] = true
+  -- the codec's check of declared params (src/shape.c) asks the core's set
+  if type(v) == "userdata" then core.add_null(v) end
 end
 
+--- True for a value made by `declare`.
 function M.is_decl(v)
   return getmetatable(v) == Decl
 end

@@ -81,11 +81,12 @@ end
 function Peer:method(name, fn, decl)
   if type(name) ~= "string" then error("method name must be a string", 2) end
   if type(fn) ~= "function" then error("handler for " .. name .. " must be a function", 2) end
-  if decl ~= nil then
+  if decl == nil then
+    server.add(self, name, fn)
+  else
     if not decls.is_decl(decl) then decl = decls.declare(decl) end
-    fn = decl:wrap(fn)
+    server.add(self, name, decl:wrap(fn), fn, decl:shape())
   end
-  server.add(self, name, fn)
   return self
 end
 

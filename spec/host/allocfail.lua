@@ -106,6 +106,24 @@ local lsp = table.concat({
 })
 run_codec("mcp", core.codec{ framing = "lsp", profile = "mcp", max_message_bytes = 1000 }, lsp, { 3, 40, 90 })
 run_codec("lsp", core.codec{ framing = "lsp", profile = "lsp" }, lsp, {})
+
+-- params shapes (src/shape.c): checked from the text, from a decoded array
+-- and in place in a decoded object; fitting and not
+local shaped = core.codec{}
+shaped:shapes{
+  m = { [0] = "NSo", "a", "b", "c", a = 1, b = 2, c = 3 },
+  any = { [0] = "Xx", "p", "q", p = 1, q = 2 },
+}
+run_codec("shape", shaped, table.concat({
+  '{"jsonrpc":"2.0","method":"m","params":[1,"two"],"id":1}',
+  '{"jsonrpc":"2.0","method":"m","params":[1,"t\\u00e9",{"k":[1,2]}],"id":2}',
+  '{"jsonrpc":"2.0","method":"m","params":{"b":"x","a":2.5,"c":null},"id":3}',
+  '{"jsonrpc":"2.0","method":"m","params":{"b":"x","a":2,"z":1},"id":4}',
+  '{"jsonrpc":"2.0","method":"m","params":[1,2],"id":5}',
+  '{"jsonrpc":"2.0","method":"any","params":[null,null],"id":6}',
+  '{"jsonrpc":"2.0","method":"any","id":7}',
+  '[{"jsonrpc":"2.0","method":"m","params":[3,"b"],"id":8}]',
+}, "\n") .. "\n", { 40, 100 })
 -- }=========================================================================
 
 -- {=================== writing ==============================================

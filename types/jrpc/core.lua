@@ -195,11 +195,21 @@ function Codec:memory() end
 --- "result", rawid, result, id | "error", rawid, err, id | "batch", items |
 --- "invalid", code, message, rawid, reply, detail. A request's or response's rawid is the
 --- id's JSON text, or for a plain integer id (at most 15 digits) that integer; an invalid
---- event's rawid is always text.
+--- event's rawid is always text. `more`: a request gets a sixth value, false when no byte
+--- is left. After `codec:shapes`, a request whose params fit its method's shape is
+--- "checked", method, named, id, rawid.
 ---@param chunk? string
+---@param more? boolean
 ---@return string|nil kind
 ---@return any ...
-function Codec:next(chunk) end
+function Codec:next(chunk, more) end
+
+--- Check declared params while decoding: `shapes` maps a method to `decl:shape()` of its
+--- `jrpc.params` declaration (kept, not copied: changes to it count from the next call;
+--- nil: check none). A request whose params fit comes from `next` as "checked", its params
+--- the named table the declaration's checker would build; any other comes as decoded.
+---@param shapes table<string, table>|nil
+function Codec:shapes(shapes) end
 
 --- A framed success response, or nil and why.
 ---@param rawid string|integer  the id's JSON text, or an integer for its own
