@@ -34,7 +34,8 @@ function M.new(opts, profile)
   return {
     handlers = {},
     bare = {},            -- method -> its handler, when that runs without a context (see add)
-    checked = {},         -- method -> the declared bare handler itself (see add)
+    direct = {},          -- method -> the declared handler itself, its params checked by the codec (see add)
+    checked = {},         -- the same, for bare handlers only
     shapes = nil,         -- method -> its params shape, the codec's (codec:shapes), or nil
     bare_method = nil, bare_id = nil, bare_rawid = nil,  -- the bare request running in place
     waiting = {},         -- contexts whose handlers wait (requests and notifications)
@@ -69,18 +70,20 @@ M.takes_ctx = takes_ctx
 --- make no context table unless it waits or fails (a table per request
 --- costs about a tenth of a round trip on Lua 5.4). Profile mcp strips
 --- `_meta` into the context, and debug wants a traceback: those always get
---- one. A declared bare handler's params are checked by the codec as it
---- decodes (codec:shapes): requests whose params fit come as kind
---- "checked" and go to `raw` with no wrapper between.
+--- one. A declared handler's params are checked by the codec as it decodes
+--- them (codec:shapes): requests whose params fit come as kind "checked"
+--- and go to `raw` with no wrapper between (not in profile mcp, whose
+--- params carry `_meta` until the server takes it out).
 function M.add(peer, name, fn, raw, shape)
   local srv = peer._srv
   srv.handlers[name] = fn
   local bare = not (takes_ctx(fn) or srv.strip_meta or srv.debug)
   srv.bare[name] = bare and fn or nil
-  local checked = bare and shape ~= nil and CODEC_CHECKS
-  srv.checked[name] = checked and raw or nil
+  local direct = shape ~= nil and not srv.strip_meta and CODEC_CHECKS
+  srv.direct[name] = direct and raw or nil
+  srv.checked[name] = direct and bare and raw or nil
   local shapes = srv.shapes or {}
-  shapes[name] = checked and shape or nil
+  shapes[name] = direct and shape or nil
   if next(shapes) == nil then shapes = nil end
   if shapes ~= srv.shapes then
     srv.shapes = shapes
@@ -355,9 +358,10 @@ local function split_meta(params)
 end
 
 --- An incoming request with a context (`inplace`: run it on the dispatching
---- worker; or a batch member: `batch`, `index` say where its reply goes).
+--- worker; or a batch member: `batch`, `index` say where its reply goes;
+--- `checked`: its params fit the method's declaration, see M.add).
 --- Requests for bare handlers run in place are served by the drain itself.
-function M.request(peer, method, params, id, rawid, inplace, batch, index)
+function M.request(peer, method, params, id, rawid, inplace, batch, index, checked)
   local srv = peer._srv
   srv.handled = srv.handled + 1
   local ctx
@@ -368,7 +372,7 @@ function M.request(peer, method, params, id, rawid, inplace, batch, index)
       _batch = batch, _index = index }, Ctx)
   end
   if srv.strip_meta then ctx.meta = split_meta(params) end
-  local fn = srv.handlers[method]
+  local fn = checked and srv.direct[method] or srv.handlers[method]
   if fn == nil then
     return answer_error(peer, ctx, METHOD_NOT_FOUND, "Method not found")
   end
@@ -472,7 +476,7 @@ function M.batch(peer, items)
     local kind = item[1]
     if kind == "request" or kind == "checked" then
       batch.n, batch.remaining = batch.n + 1, batch.remaining + 1
-      M.request(peer, item[2], item[3], item[4], item[5], false, batch, batch.n)
+      M.request(peer, item[2], item[3], item[4], item[5], false, batch, batch.n, kind == "checked")
     elseif kind == "notification" then
       M.notification(peer, item[2], item[3])
     elseif kind == "result" then
@@ -497,7 +501,7 @@ end
 local function act(peer, kind, a, b, c, d, e)
   peer._srv.running = nil  -- no handler of ours runs in place (yet)
   if kind == "request" or kind == "checked" then
-    M.request(peer, a, b, c, d, true)
+    M.request(peer, a, b, c, d, true, nil, nil, kind == "checked")
   elseif kind == "notification" then
     M.notification(peer, a, b, true)
   elseif kind == "result" then
@@ -652,7 +656,7 @@ function M.reader(peer)
           end
           if json then write(out, json) else bare_done(peer, me, a, c, d, result) end
         else
-          M.request(peer, a, b, c, d, true)
+          M.request(peer, a, b, c, d, true, nil, nil, kind == "checked")
         end
         if e == false then return end
       else
