@@ -111,19 +111,20 @@ describe("jrpc.mcp legacy session idle timeout", function()
 
   it("ends a session idle that long (404 after), while use keeps it alive", function()
     S.run(function()
-      local http = new_server{ session_idle_timeout = 0.4 }
+      local http = new_server{ session_idle_timeout = 0.5 }
       local busy, idle = initialize(http.port), initialize(http.port)
-      -- busy is used every 0.2 s for 0.6 s: never idle 0.4 s
-      for i = 1, 3 do
-        loop:sleep(0.2)
+      -- busy is used every 0.15 s for 0.75 s: never idle 0.5 s (0.35 s to
+      -- spare for a loaded machine), while idle is past it by 0.25 s
+      for i = 1, 5 do
+        loop:sleep(0.15)
         assert.are.same({ 200, "application/json", PONG(i) }, { ping(http.port, busy, i, "2025-11-25") })
       end
       assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, idle, 9, "2025-11-25") })
-      loop:sleep(0.6)
-      assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, busy, 4, "2025-11-25") })
+      loop:sleep(0.8)
+      assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, busy, 6, "2025-11-25") })
       -- a new initialize is a new session
       local again = initialize(http.port)
-      assert.are.same({ 200, "application/json", PONG(5) }, { ping(http.port, again, 5, "2025-11-25") })
+      assert.are.same({ 200, "application/json", PONG(7) }, { ping(http.port, again, 7, "2025-11-25") })
       http:close()
     end)
   end)
