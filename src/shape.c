@@ -122,39 +122,24 @@ static int shape_rest_optional (const Shape *sh, int from) {
 }
 
 
-/* positional params from the scanner's record: named table on top, or 0 */
-static int shape_from_record (lua_State *L, const MsgCtx *M, const Shape *sh,
-                              const FlatRec *R) {
+/*
+** 'count' positional params, read from the scanner's record 'R' or, when
+** R is NULL, from the decoded array at 'p': named table on top, or 0.
+*/
+static int shape_from_list (lua_State *L, const MsgCtx *M, const Shape *sh,
+                            int count, const FlatRec *R, int p) {
   int i, top = lua_gettop(L);
-  if (R->n > sh->n || !shape_rest_optional(sh, R->n)) return 0;
-  lua_createtable(L, 0, R->n);
-  for (i = 0; i < R->n; i++) {
-    int keep;
-    shape_name(L, sh, i + 1);
-    push_flat_item(L, &R->item[i], M->null);
-    keep = shape_take(L, M, sh, i);
-    if (keep < 0) { lua_settop(L, top); return 0; }
-    if (keep) lua_rawset(L, -3);
-    else lua_pop(L, 1);  /* the name */
-  }
-  return 1;
-}
-
-
-/* positional params decoded at 'p': named table on top, or 0 */
-static int shape_from_array (lua_State *L, const MsgCtx *M, const Shape *sh,
-                             int p) {
-  int i, top = lua_gettop(L), count = (int)lua_rawlen(L, p);
   if (count > sh->n || !shape_rest_optional(sh, count)) return 0;
   lua_createtable(L, 0, count);
   for (i = 0; i < count; i++) {
     int keep;
     shape_name(L, sh, i + 1);
-    lua_rawgeti(L, p, i + 1);
+    if (R != NULL) push_flat_item(L, &R->item[i], M->null);
+    else lua_rawgeti(L, p, i + 1);
     keep = shape_take(L, M, sh, i);
     if (keep < 0) { lua_settop(L, top); return 0; }
     if (keep) lua_rawset(L, -3);
-    else lua_pop(L, 1);
+    else lua_pop(L, 1);  /* the name */
   }
   return 1;
 }
@@ -221,12 +206,12 @@ static int shape_push_params (lua_State *L, MsgCtx *M, const Span *s,
     else lua_pushnil(L);
   }
   else if (*s->p == '[' && M->rec.at == s->p && M->rec.flat &&
-           shape_from_record(L, M, &sh, &M->rec))
+           shape_from_list(L, M, &sh, M->rec.n, &M->rec, 0))
     fit = 1;
   else {
     push_value(L, M, s);
     p = lua_gettop(L);
-    fit = (*s->p == '[') ? shape_from_array(L, M, &sh, p)
+    fit = (*s->p == '[') ? shape_from_list(L, M, &sh, (int)lua_rawlen(L, p), NULL, p)
                          : shape_from_object(L, M, &sh, p);
     if (fit) lua_replace(L, p);  /* the named table, over the decoded one */
   }

@@ -201,10 +201,10 @@ end
 local shape_codes = { number = "n", integer = "i", string = "s", boolean = "b", table = "t",
   array = "a", object = "o", any = "x" }
 
---- The declaration as the codec checks it while decoding (codec:next's
---- `shapes`): names in order, each name's index, and at [0] one type code
---- per param. The codec hands over params that fit as the named table the
---- checker would build; any others come as decoded, for the checker.
+--- The declaration as the codec checks it while decoding (codec:shapes):
+--- names in order, each name's index, and at [0] one type code per param.
+--- The codec hands over params that fit as the named table the checker
+--- would build; any others come as decoded, for the checker.
 ---@return table shape
 function Decl:shape()
   local shape, codes = {}, {}

@@ -35,7 +35,7 @@ function M.new(opts, profile)
     handlers = {},
     bare = {},            -- method -> its handler, when that runs without a context (see add)
     direct = {},          -- method -> the declared handler itself, its params checked by the codec (see add)
-    checked = {},         -- the same, for bare handlers only
+    checked = {},         -- the same, for bare handlers only (the drain's one lookup)
     shapes = nil,         -- method -> its params shape, the codec's (codec:shapes), or nil
     bare_method = nil, bare_id = nil, bare_rawid = nil,  -- the bare request running in place
     waiting = {},         -- contexts whose handlers wait (requests and notifications)
@@ -52,7 +52,7 @@ end
 
 -- Whether the codec checks declared params (see M.add): on Lua 5.4 that
 -- spares about 2,300 instructions per request (bench/instructions.sh, row
--- declared: 13,339 -> 11,041); on LuaJIT it costs about 1,000 more (4,772
+-- declared: 13,339 -> 11,067); on LuaJIT it cost about 1,050 more (4,772
 -- -> 5,826): its compiled checker is cheaper than the C API calls.
 local CODEC_CHECKS = rawget(_G, "jit") == nil
 
