@@ -258,12 +258,16 @@ run_busted () {
     failed=$$((failed + 1)); rc=1
   fi
   [ "$$rc" = 0 ] || bad="$$bad busted-$$name"
+  # the failing tests' headers (file @ line, name, first line of the message) for
+  # the recap at the very end, where a CI log's tail shows them
+  recap="$$recap$$(printf '%s\n' "$$plain" | grep -A2 -E '^(Failure|Error) (->|→)' | grep -v '^--$$' | sed "s/^/  busted-$$name: /")
+"
 }
 endef
 export BUSTED_RUN_SH
 
 test: deps node-deps
-	@passed=0; failed=0; bad=; times=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
+	@passed=0; failed=0; bad=; times=; recap=; eval "$$BUSTED_RUN_SH"; mkdir -p build; \
 	stage () { stage_name=$$1; shift; t0=$$(date +%s); "$$@" || bad="$$bad $$stage_name"; \
 	  times="$$times $$stage_name $$(( $$(date +%s) - t0 ))s"; }; \
 	stage build $(MAKE) --no-print-directory WERROR=1 all embed bench-tools; \
@@ -282,6 +286,7 @@ test: deps node-deps
 	stage fuzz-short $(MAKE) --no-print-directory fuzz-short; \
 	echo "make test: stage times:$$times"; \
 	if [ -n "$$bad" ]; then echo "make test: FAILED:$$bad"; else echo "make test: all stages passed"; fi; \
+	if [ -n "$$(printf '%s' "$$recap" | tr -d '[:space:]')" ]; then echo "make test: failing tests:"; printf '%s' "$$recap" | grep -v '^$$'; fi; \
 	echo "$$passed passed, $$failed failed"; \
 	[ -z "$$bad" ]
 # }====================================================================
