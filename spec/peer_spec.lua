@@ -281,8 +281,51 @@ describe("awaiting handlers", function()
     local peer, _, logs = capture()
     peer:request("x", nil, function() error("callback bug") end)
     peer:receive(line '{"jsonrpc":"2.0","result":1,"id":1}')
-    assert.equal(1, #logs)
-    assert.truthy(logs[1]:find("callback bug", 1, true))
+    assert.same({ "request callback failed: spec/peer_spec.lua:282: callback bug" }, logs)
+  end)
+
+  -- a result's callback runs unprotected in the dispatching worker (no
+  -- pcall: see jrpc.server's drain); one that raises ends that worker, and
+  -- the rest of the read goes on in another, as with a pcall
+  it("settle the rest of a read after a callback raises, whatever settles them", function()
+    local peer, out, logs = capture()
+    peer:method("ping", function() return "pong" end)
+    local got = {}
+    local function note(i) return function(err, result) got[#got + 1] = { i, err and err.code, result } end end
+    peer:request("x", nil, function() error("first", 0) end)   -- 1: raises
+    peer:request("x", nil, note(2))
+    peer:request("x", nil, function(_, r) got[#got + 1] = { 3, r }; error({ "not a string" }) end)
+    peer:request("x", nil, note(4))
+    local co_got = {}
+    local co = coroutine.create(function() co_got = { peer:request("x", nil) } end)  -- 5: waits
+    assert(coroutine.resume(co))
+    peer:request("x", nil, function() error("in a batch", 0) end)  -- 6: a batch member's reply
+    peer:request("x", nil, note(7))
+    peer:request("x", nil, function() error("on an error reply", 0) end)  -- 8
+    peer:request("x", nil, note(9))
+    out[1] = nil; for i = 2, #out do out[i] = nil end
+    peer:receive(line '{"jsonrpc":"2.0","result":"a","id":1}'
+      .. line '{"jsonrpc":"2.0","result":"b","id":2}'
+      .. line '{"jsonrpc":"2.0","result":"c","id":3}'
+      .. line '{"jsonrpc":"2.0","method":"ping","id":"p"}'
+      .. line '{"jsonrpc":"2.0","result":"d","id":4}'
+      .. line '{"jsonrpc":"2.0","result":"e","id":5}'
+      .. line '[{"jsonrpc":"2.0","result":"f","id":6},{"jsonrpc":"2.0","result":"g","id":7}]'
+      .. line '{"jsonrpc":"2.0","error":{"code":-1,"message":"no"},"id":8}'
+      .. line '{"jsonrpc":"2.0","result":"i","id":9}')
+    assert.same({ { 2, nil, "b" }, { 3, "c" }, { 4, nil, "d" }, { 7, nil, "g" }, { 9, nil, "i" } }, got)
+    assert.same({ "e" }, co_got)
+    assert.equal(4, #logs)
+    assert.equal("request callback failed: first", logs[1])
+    assert.truthy(logs[2]:find("^request callback failed: table: "), logs[2])
+    assert.equal("request callback failed: in a batch", logs[3])
+    assert.equal("request callback failed: on an error reply", logs[4])
+    assert.same({ '{"jsonrpc":"2.0","result":"pong","id":"p"}\n' }, out)
+    assert.equal(0, peer:stats().pending)
+    -- and the peer goes on as before
+    peer:request("x", nil, note(10))
+    peer:receive(line '{"jsonrpc":"2.0","result":"j","id":10}')
+    assert.same({ 10, nil, "j" }, got[6])
   end)
 end)
 
@@ -321,6 +364,33 @@ describe("requests", function()
   it("raise when called outside a coroutine without a callback", function()
     local peer = capture()
     assert.has_error(function() peer:request("m", nil) end)
+  end)
+
+  -- each message names the line of the call that misused the API (a
+  -- method called through the peer and its tail calls, or the peer's own
+  -- `request` field: the same levels)
+  it("raise for misuse with the caller's line in the message", function()
+    local peer = capture()
+    local function blame(fn)
+      local ok, err = pcall(fn)
+      assert.is_false(ok)
+      return (tostring(err):gsub("^spec/peer_spec%.lua:(%d+): ", function(n) return "line " .. n .. ": " end))
+    end
+    local here = debug.getinfo(1, "l").currentline
+    assert.equal("line " .. here + 1 .. ": method must be a string", blame(function() peer:request(1, nil, print) end))
+    assert.equal("line " .. here + 2 .. ": opts must be a table", blame(function() peer:request("m", nil, 5) end))
+    assert.equal("line " .. here + 3 .. ": callback must be a function", blame(function() peer:request("m", nil, nil, 5) end))
+    assert.equal("line " .. here + 4 .. ": outside a coroutine a callback is required", blame(function() peer:request("m") end))
+    peer:request("m", nil, { id = "x" }, print)
+    assert.equal("line " .. here + 7 .. ': request id "x" is already in flight',
+      blame(function() peer:request("m", nil, { id = "x" }, print) end))
+    assert.equal("line " .. here + 9 .. ": timeout must be a number of seconds",
+      blame(function() peer:request("m", nil, { timeout = "1" }, print) end))
+    assert.equal("line " .. here + 10 .. ": method must be a string", blame(function() peer:notify(1) end))
+    assert.equal("line " .. here + 11 .. ": outside a coroutine a callback is required", blame(function() peer:batch({ { "m" } }) end))
+    assert.equal("line " .. here + 12 .. ": a batch needs at least one call", blame(function() peer:batch({}, print) end))
+    assert.equal("line " .. here + 14 .. ": jrpc.peer: option timeout must be a number of seconds",
+      blame(function() jrpc.peer{ send = print, timeout = "1" } end))
   end)
 
   it("use the caller's id and raise on a clash with one in flight", function()

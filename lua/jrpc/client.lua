@@ -14,6 +14,11 @@ local workers = require "jrpc.workers"
 
 local status = coroutine.status
 local rawid_of = core.rawid
+-- the methods of the hot path as plain functions: no metatable lookup
+local codec_request = getmetatable(core.codec()).__index.request
+local pending_methods = getmetatable(core.pending{}).__index
+local pending_add, pending_settle = pending_methods.add, pending_methods.settle
+local write = require("jrpc.output").write
 local current, wait, wake_co = workers.current, workers.wait, workers.wake
 
 local M = {}
@@ -69,11 +74,28 @@ local function unmatched(peer, rawid)
   if peer._debug then peer._debug("response to unknown or settled request id " .. rawid .. " dropped") end
 end
 
---- A success response arrived.
-function M.result(peer, rawid, result)
-  local slot = peer._calls.pending:settle(rawid)
+--- A success response arrived, read by the dispatching worker: the
+--- request is settled here, and a callback waiting for it is returned
+--- for the worker to call, unprotected (its resume catches a raise: see
+--- jrpc.server's drain); any other waiter is woken here.
+---@return function|nil callback
+function M.result_callback(peer, rawid, result)
+  local calls = peer._calls
+  local slot = pending_settle(calls.pending, rawid)
   if slot == nil then return unmatched(peer, rawid) end
+  local waiter = calls.waiters[slot]
+  if type(waiter) == "function" then  -- a batch member's waiter is the batch's state
+    calls.waiters[slot], calls.ids[slot] = nil, nil
+    return waiter
+  end
   settle(peer, slot, nil, result)
+end
+
+--- A success response arrived (a batch member, or read outside the drain):
+--- a callback is called protected.
+function M.result(peer, rawid, result)
+  local callback = M.result_callback(peer, rawid, result)
+  if callback then wake(peer, callback, nil, result) end
 end
 
 --- An error response arrived.
@@ -148,7 +170,7 @@ local function deadline_of(peer, opts)
   local timeout = opts and opts.timeout
   if timeout == nil then timeout = calls.timeout end
   if not timeout then return nil end
-  if type(timeout) ~= "number" then error("timeout must be a number of seconds", 4) end
+  if type(timeout) ~= "number" then error("timeout must be a number of seconds", 3) end
   set_deadlines(peer, true)
   return calls.clock() + timeout
 end
@@ -175,7 +197,7 @@ local function reserve(peer, chosen, deadline)
     local rawid = rawid_of(chosen)
     local slot, why = pending:add(rawid, deadline)
     if slot == nil and why == "duplicate id" then
-      error("request id " .. rawid .. " is already in flight", 4)
+      error("request id " .. rawid .. " is already in flight", 3)
     end
     return chosen, rawid, slot, why
   end
@@ -189,13 +211,13 @@ local function reserve(peer, chosen, deadline)
   return next_free(calls, deadline)
 end
 
-local function check_call(method, callback)
-  if type(method) ~= "string" then error("method must be a string", 4) end
+local function check_call(method, callback, level)
+  if type(method) ~= "string" then error("method must be a string", level) end
   if callback ~= nil and type(callback) ~= "function" then
-    error("callback must be a function", 4)
+    error("callback must be a function", level)
   end
   if callback == nil then
-    return current() or error("outside a coroutine a callback is required", 4)
+    return current() or error("outside a coroutine a callback is required", level)
   end
 end
 
@@ -205,18 +227,9 @@ local function refusal(peer)
   if peer._busy then return errors.busy(peer._busy) end
 end
 
---- Send a request. In a coroutine without callback: waits, returns
---- `result` or `nil, err`. With a callback: returns the id at once and calls
---- `callback(err, result)` when the request settles.
----@param peer table
----@param method string
----@param params any
----@param opts? {timeout?: number, id?: integer|string}
----@param callback? fun(err: jrpc.Error|nil, result: any)
-function M.request(peer, method, params, opts, callback)
-  if type(opts) == "function" then opts, callback = nil, opts end
-  if opts ~= nil and type(opts) ~= "table" then error("opts must be a table", 3) end
-  local co = check_call(method, callback)
+-- The request of `M.request` once its arguments are checked: `co` waits
+-- for it, or else `callback` is called.
+local function send_request(peer, method, params, opts, co, callback)
   local refused = refusal(peer)
   if refused then return fail(peer, callback, refused) end
   local calls = peer._calls
@@ -233,10 +246,52 @@ function M.request(peer, method, params, opts, callback)
   return await(peer, co, rawid)
 end
 
+--- Send a request. In a coroutine without callback: waits, returns
+--- `result` or `nil, err`. With a callback: returns the id at once and calls
+--- `callback(err, result)` when the request settles. A peer's `request`
+--- field is this function (see peer.lua), and Peer:request tail-calls it:
+--- either way, level 2 is the caller of peer:request.
+---
+--- `peer:request(method, params, callback)` with no timeout anywhere, the
+--- form of most calls under load, is done here in one function: what
+--- `send_request` does through five calls, on the same state in the same
+--- order (the counter, the pending table, the codec, the output).
+---@param peer table
+---@param method string
+---@param params any
+---@param opts? {timeout?: number, id?: integer|string}
+---@param callback? fun(err: jrpc.Error|nil, result: any)
+function M.request(peer, method, params, opts, callback)
+  if callback == nil and type(opts) == "function" and type(method) == "string" then
+    local calls = peer._calls
+    if not (calls.timeout or peer._closed or peer._busy) then
+      local id = calls.next_id
+      calls.next_id = id + 1
+      local slot = pending_add(calls.pending, id)
+      if slot ~= nil then
+        local bytes = codec_request(peer._codec, id, method, params)
+        if bytes ~= nil then
+          calls.waiters[slot], calls.ids[slot] = opts, id
+          write(peer._out, bytes)
+          return id
+        end
+        calls.pending:cancel(id)
+      end
+      calls.next_id = id  -- not sent: the general path takes it from here
+    end
+  end
+  if type(opts) == "function" then opts, callback = nil, opts end
+  if opts ~= nil and type(opts) ~= "table" then error("opts must be a table", 2) end
+  local co = check_call(method, callback, 3)
+  -- a tail call: its frame takes this one's place, so the error levels
+  -- in what it calls (3: the caller of peer:request) stay as they are
+  return send_request(peer, method, params, opts, co, callback)
+end
+
 --- Send a notification. Returns true, or `nil, err` with a jrpc.Error
 --- (code "closed", "busy" or "encode"), the same shape as `request`.
 function M.notify(peer, method, params)
-  if type(method) ~= "string" then error("method must be a string", 3) end
+  if type(method) ~= "string" then error("method must be a string", 2) end
   local refused = refusal(peer)
   if refused then return nil, refused end
   local bytes, msg = peer._codec:notification(method, params)
@@ -298,18 +353,18 @@ end
 ---@param callback? fun(results: table[])
 function M.batch(peer, calls, callback)
   if not peer._profile.batches then
-    error("batches are not allowed in profile " .. peer._profile.name, 3)
+    error("batches are not allowed in profile " .. peer._profile.name, 2)
   end
   if type(calls) ~= "table" or calls[1] == nil then
-    error("a batch needs at least one call", 3)
+    error("a batch needs at least one call", 2)
   end
   for i = 1, #calls do  -- all checked before any is sent
     local call = calls[i]
     if type(call) ~= "table" or type(call[1]) ~= "string" then
-      error("batch call " .. i .. " must be {\"method\", params}", 3)
+      error("batch call " .. i .. " must be {\"method\", params}", 2)
     end
   end
-  local co = check_call("batch", callback)
+  local co = check_call("batch", callback, 3)
   -- waiters get (err, result); a batch callback gets just the answers
   local waiter = co or function(_, answers) return callback(answers) end
   local refused = refusal(peer)

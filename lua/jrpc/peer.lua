@@ -297,6 +297,9 @@ local function check_options(opts)
   if opts.on_debug ~= nil and type(opts.on_debug) ~= "function" then
     error("jrpc.peer: option on_debug must be a function", 3)
   end
+  if opts.timeout ~= nil and type(opts.timeout) ~= "number" then
+    error("jrpc.peer: option timeout must be a number of seconds", 3)
+  end
   if opts.role ~= nil and opts.role ~= "client" and opts.role ~= "server" then
     error("jrpc.peer: option role must be \"client\" or \"server\"", 3)
   end
@@ -350,6 +353,9 @@ function M.new(opts)
   -- peer's own `receive`, which spares every read a metatable lookup
   peer._read = server.reader(peer)
   peer.receive = peer._read
+  -- `request` too is the peer's own field, the function itself (not the
+  -- method above, which only calls it): no metatable lookup, no wrapper
+  peer.request = client.request
   if opts.methods then peer:methods(opts.methods) end
   return peer
 end
