@@ -669,7 +669,7 @@ function M.reader(peer)
         if e == false then return end
       elseif kind == "result" then
         -- settled by jrpc.client; a callback is called here without the
-        -- pcall `act` would give it (about 400 instructions on Lua 5.4 and
+        -- pcall `act` would give it (about 300-400 instructions on Lua 5.4 and
         -- 600 on LuaJIT): a raise ends this worker, and dispatch_decoded
         -- logs it as the callback's while srv.running is CALLBACK
         local callback = result_callback(peer, a, b)
