@@ -5,6 +5,8 @@
 --                 examples/spec_server.lua; the replies go to `send`
 --   client        16 requests in flight with callbacks (peer:request), each
 --                 read bringing the replies to the 16 oldest
+--   client_co     the same from 16 coroutines, each waiting in peer:request
+--                 and sending its next request when woken
 --   server_input, client_input: only make those reads, to subtract
 local here = debug.getinfo(1, "S").source:match("^@(.*)[/\\][^/\\]*$") or "."
 local root = here .. "/.."
@@ -56,7 +58,23 @@ elseif mode == "client" then
   for _ = 1, PER_READ do send() end
   run(function(bytes) peer:receive(bytes) end, REPLY)
   if got ~= n then error(("%d of %d requests settled"):format(got, n)) end
+elseif mode == "client_co" then
+  local jrpc = require "jrpc"
+  local peer = jrpc.peer{ send = function() end }
+  local sent, got = 0, 0
+  for _ = 1, PER_READ do
+    coroutine.wrap(function()
+      while sent < n do
+        sent = sent + 1
+        local result, err = peer:request("subtract", { sent * 3, sent % 1000 })
+        if err or type(result) ~= "number" then error("bad reply") end
+        got = got + 1
+      end
+    end)()
+  end
+  run(function(bytes) peer:receive(bytes) end, REPLY)
+  if got ~= n then error(("%d of %d requests settled"):format(got, n)) end
 else
-  io.stderr:write("usage: count_pipelined.lua server|client|server_input|client_input N\n")
+  io.stderr:write("usage: count_pipelined.lua server|client|client_co|server_input|client_input N\n")
   os.exit(2)
 end

@@ -55,3 +55,4 @@ echo "| --- | ---: |"
 for side in server client; do
   echo "| $side | $(($(pipelined_per_message "$side") - $(pipelined_per_message "${side}_input"))) |"
 done
+echo "| client, from coroutines | $(($(pipelined_per_message client_co) - $(pipelined_per_message client_input))) |"

@@ -84,9 +84,13 @@ function M.result_callback(peer, rawid, result)
   local slot = pending_settle(calls.pending, rawid)
   if slot == nil then return unmatched(peer, rawid) end
   local waiter = calls.waiters[slot]
-  if type(waiter) == "function" then  -- a batch member's waiter is the batch's state
+  local kind = type(waiter)  -- a batch member's waiter is the batch's state, a table
+  if kind == "function" then
     calls.waiters[slot], calls.ids[slot] = nil, nil
     return waiter
+  elseif kind == "thread" then
+    calls.waiters[slot], calls.ids[slot] = nil, nil
+    return wake(peer, waiter, nil, result)
   end
   settle(peer, slot, nil, result)
 end
@@ -252,28 +256,37 @@ end
 --- field is this function (see peer.lua), and Peer:request tail-calls it:
 --- either way, level 2 is the caller of peer:request.
 ---
---- `peer:request(method, params, callback)` with no timeout anywhere, the
---- form of most calls under load, is done here in one function: what
---- `send_request` does through five calls, on the same state in the same
---- order (the counter, the pending table, the codec, the output).
+--- `peer:request(method, params, callback)`, or `peer:request(method,
+--- params)` in a coroutine (no opts: the peer's default timeout, if any):
+--- the forms of most calls, done here in one function: what `send_request` does through five
+--- calls, on the same state in the same order (the counter, the pending
+--- table, the codec, the output).
 ---@param peer table
 ---@param method string
 ---@param params any
 ---@param opts? {timeout?: number, id?: integer|string}
 ---@param callback? fun(err: jrpc.Error|nil, result: any)
 function M.request(peer, method, params, opts, callback)
-  if callback == nil and type(opts) == "function" and type(method) == "string" then
+  local waiter
+  if callback == nil then
+    if type(opts) == "function" then waiter = opts
+    elseif opts == nil then waiter = current() end
+  end
+  if waiter and type(method) == "string" then
     local calls = peer._calls
-    if not (calls.timeout or peer._closed or peer._busy) then
+    if not (peer._closed or peer._busy) then
+      -- the peer's default timeout, if any (jrpc.peer checked it is a number)
+      local deadline = calls.timeout and deadline_of(peer, nil)
       local id = calls.next_id
       calls.next_id = id + 1
-      local slot = pending_add(calls.pending, id)
+      local slot = pending_add(calls.pending, id, deadline)
       if slot ~= nil then
         local bytes = codec_request(peer._codec, id, method, params)
         if bytes ~= nil then
-          calls.waiters[slot], calls.ids[slot] = opts, id
+          calls.waiters[slot], calls.ids[slot] = waiter, id
           write(peer._out, bytes)
-          return id
+          if waiter == opts then return id end
+          return await(peer, waiter, id)
         end
         calls.pending:cancel(id)
       end
