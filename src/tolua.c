@@ -365,10 +365,6 @@ not_flat:
 }
 
 
-/*
-** Push a container from the scanner's record 'R' (R->flat): its tokens
-** are known and of the simple kinds, so nothing is read twice.
-*/
 /* push the value of a record's item (a scalar of the simple kinds) */
 static void push_flat_item (lua_State *L, const FlatItem *it, int null) {
   const char *v = it->v;
@@ -388,6 +384,10 @@ static void push_flat_item (lua_State *L, const FlatItem *it, int null) {
 }
 
 
+/*
+** Push a container from the scanner's record 'R' (R->flat): its tokens
+** are known and of the simple kinds, so nothing is read twice.
+*/
 static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
                          KeyRef *keys) {
   int i, object = (*R->at == '{');

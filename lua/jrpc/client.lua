@@ -84,15 +84,12 @@ function M.result_callback(peer, rawid, result)
   local slot = pending_settle(calls.pending, rawid)
   if slot == nil then return unmatched(peer, rawid) end
   local waiter = calls.waiters[slot]
-  local kind = type(waiter)  -- a batch member's waiter is the batch's state, a table
-  if kind == "function" then
-    calls.waiters[slot], calls.ids[slot] = nil, nil
-    return waiter
-  elseif kind == "thread" then
-    calls.waiters[slot], calls.ids[slot] = nil, nil
-    return wake(peer, waiter, nil, result)
-  end
-  settle(peer, slot, nil, result)
+  local kind = type(waiter)
+  if kind == "table" then return settle(peer, slot, nil, result) end  -- a batch member
+  -- a callback or a coroutine: what `settle` does for them, one call less
+  calls.waiters[slot], calls.ids[slot] = nil, nil
+  if kind == "function" then return waiter end
+  return wake(peer, waiter, nil, result)
 end
 
 --- A success response arrived (a batch member, or read outside the drain):
@@ -215,13 +212,14 @@ local function reserve(peer, chosen, deadline)
   return next_free(calls, deadline)
 end
 
-local function check_call(method, callback, level)
-  if type(method) ~= "string" then error("method must be a string", level) end
+-- Raises at level 3: the caller of peer:request or peer:batch.
+local function check_call(method, callback)
+  if type(method) ~= "string" then error("method must be a string", 3) end
   if callback ~= nil and type(callback) ~= "function" then
-    error("callback must be a function", level)
+    error("callback must be a function", 3)
   end
   if callback == nil then
-    return current() or error("outside a coroutine a callback is required", level)
+    return current() or error("outside a coroutine a callback is required", 3)
   end
 end
 
@@ -285,7 +283,7 @@ function M.request(peer, method, params, opts, callback)
         if bytes ~= nil then
           calls.waiters[slot], calls.ids[slot] = waiter, id
           write(peer._out, bytes)
-          if waiter == opts then return id end
+          if waiter == opts then return id end  -- the callback form
           return await(peer, waiter, id)
         end
         calls.pending:cancel(id)
@@ -295,7 +293,7 @@ function M.request(peer, method, params, opts, callback)
   end
   if type(opts) == "function" then opts, callback = nil, opts end
   if opts ~= nil and type(opts) ~= "table" then error("opts must be a table", 2) end
-  local co = check_call(method, callback, 3)
+  local co = check_call(method, callback)
   -- a tail call: its frame takes this one's place, so the error levels
   -- in what it calls (3: the caller of peer:request) stay as they are
   return send_request(peer, method, params, opts, co, callback)
@@ -377,7 +375,7 @@ function M.batch(peer, calls, callback)
       error("batch call " .. i .. " must be {\"method\", params}", 2)
     end
   end
-  local co = check_call("batch", callback, 3)
+  local co = check_call("batch", callback)
   -- waiters get (err, result); a batch callback gets just the answers
   local waiter = co or function(_, answers) return callback(answers) end
   local refused = refusal(peer)
