@@ -34,7 +34,7 @@
 #
 # Overridable: CC, CFLAGS (default -O2), CPPFLAGS, LDFLAGS, LIBFLAG,
 # PKG_CONFIG, LUA54_CFLAGS, LUAJIT_CFLAGS, CJSON_LIBS, CRYPTO_CFLAGS,
-# CRYPTO_LIBS, SSL_LIBS, HTTP_PARSER_LIBS, WERROR=1.
+# CRYPTO_LIBS, SSL_LIBS, LLHTTP_LIBS, WERROR=1.
 # The module is not linked against liblua: the interpreter provides the symbols.
 
 SHELL := /bin/bash
@@ -51,14 +51,15 @@ WERROR ?= 0
 LUA54_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson)
 LUAJIT_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags luajit libcjson)
 CJSON_LIBS ?= $(shell $(PKG_CONFIG) --libs libcjson)
-# OpenSSL 3's libcrypto (HMAC, RAND_bytes, CRYPTO_memcmp): pkg-config knows it;
-# Debian's libhttp-parser-dev ships no .pc file.
+# OpenSSL 3's libcrypto (HMAC, RAND_bytes, CRYPTO_memcmp): pkg-config knows it.
 CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto)
 CRYPTO_LIBS ?= $(shell $(PKG_CONFIG) --libs libcrypto)
 # OpenSSL 3's libssl (core.tls_client: TLS over memory BIOs, src/tls.c)
 SSL_LIBS ?= $(shell $(PKG_CONFIG) --libs libssl)
-HTTP_PARSER_LIBS ?= -lhttp_parser
-CORE_LIBS = $(CJSON_LIBS) $(HTTP_PARSER_LIBS)
+# llhttp 9 (Node's HTTP/1.1 parser; Debian 13's libllhttp-dev, which
+# `make deps` installs on Debian 12 too: see deps-llhttp)
+LLHTTP_LIBS ?= -lllhttp
+CORE_LIBS = $(CJSON_LIBS) $(LLHTTP_LIBS)
 # jrpc.core_tls (src/core_tls.c: tls.c, crypto.c) alone links OpenSSL;
 # jrpc.core loads it on first use, so the core itself maps no OpenSSL.
 TLS_LIBS = $(SSL_LIBS) $(CRYPTO_LIBS)
@@ -90,7 +91,7 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 # (procps: pgrep, with which spec/deploy/lib.sh finds the launcher's workers)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
-  clang libclang-rt-14-dev llvm libhttp-parser-dev libssl-dev openssl \
+  clang libclang-rt-14-dev llvm libssl-dev openssl \
   love xvfb xauth lua-socket neovim clangd nginx gnuplot-nox procps
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
@@ -148,14 +149,40 @@ deps:
 	for p in $(DEB_PACKAGES); do \
 	  dpkg -s "$$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; \
 	done; \
-	if [ -z "$$missing" ]; then echo "deps: all present"; exit 0; fi; \
+	if [ -z "$$missing" ]; then echo "deps: all present"; $(MAKE) --no-print-directory deps-llhttp; exit 0; fi; \
 	echo "deps: installing$$missing"; \
 	if [ "$$(id -u)" = 0 ]; then sudo=; \
 	elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
 	else echo "deps: not root and no sudo; install as root:$$missing" >&2; exit 1; fi; \
 	$$sudo apt-get update && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing && \
-	$(MAKE) --no-print-directory deps-no-nginx-service
+	$(MAKE) --no-print-directory deps-no-nginx-service deps-llhttp
+
+# deps-llhttp: llhttp's header and library (libllhttp-dev). Where apt knows
+# the package (Debian 13, Ubuntu 24.04) it is installed as usual; Debian 12
+# has none, so Debian 13's two packages (libllhttp9.2 needs only libc6) are
+# fetched from the mirror this machine already uses, through an apt state
+# of their own under LLHTTP_APT (the system's sources are not touched), and
+# installed with dpkg.
+LLHTTP_APT ?= build/apt-trixie
+LLHTTP_DEBS := libllhttp9.2 libllhttp-dev
+.PHONY: deps-llhttp
+deps-llhttp:
+	@if dpkg -s libllhttp-dev 2>/dev/null | grep -q '^Status: install ok installed'; then exit 0; fi; \
+	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	if [ -n "$$(apt-cache policy libllhttp-dev 2>/dev/null | grep 'Candidate:' | grep -v '(none)')" ]; then \
+	  echo "deps: installing libllhttp-dev"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libllhttp-dev; exit $$?; \
+	fi; \
+	mirror=$$(apt-cache policy | sed -n 's|^ *[0-9]* \(https\{0,1\}://[^ ]*/debian\) bookworm/main .*|\1|p' | head -n 1); \
+	[ -n "$$mirror" ] || { echo "deps: no Debian mirror found for llhttp; install libllhttp-dev (llhttp 9)" >&2; exit 1; }; \
+	echo "deps: llhttp from Debian 13 ($$mirror)"; \
+	dir=$$(mkdir -p $(LLHTTP_APT) && cd $(LLHTTP_APT) && pwd); \
+	mkdir -p "$$dir/lists/partial" "$$dir/cache/archives/partial" && \
+	echo "deb $$mirror trixie main" > "$$dir/sources.list" && \
+	apt="apt-get -q -o Dir::Etc::SourceList=$$dir/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$$dir/lists -o Dir::Cache=$$dir/cache -o Debug::NoLocking=1 -o APT::Sandbox::User=root"; \
+	$$apt update >/dev/null && (cd "$$dir" && $$apt download $(LLHTTP_DEBS)) && \
+	$$sudo dpkg -i "$$dir"/libllhttp9.2_*.deb "$$dir"/libllhttp-dev_*.deb
 
 # Debian's nginx package may start a system nginx on port 80 (where
 # policy-rc.d allows it): test-deploy runs its own, unprivileged, so stop
@@ -562,7 +589,7 @@ clean:
 # fuzz: libFuzzer targets built with clang (-fsanitize=fuzzer,address,
 # undefined; any UBSan report is fatal) into build/fuzz/fuzz_<target>:
 # each compiles src/core.c and src/core_tls.c in with fuzz/host.c and links Lua 5.4,
-# cJSON, http-parser and OpenSSL. fuzz/run.sh runs them one after the other for FUZZ_SECONDS each,
+# cJSON, llhttp and OpenSSL. fuzz/run.sh runs them one after the other for FUZZ_SECONDS each,
 # seeded from fuzz/corpus/<target>/ (copied to build/fuzz/corpus/), and
 # prints executions, exec/s and coverage (cov/ft); it fails when a target
 # crashes, leaks, times out or finds an invariant broken (the input is

@@ -93,7 +93,7 @@ local probes = {
   { "lua5.4 + lua-cjson (the loop's whole program)", "require 'cjson'" },
   { "lua5.4 + OpenSSL only (" .. tostring(libssl) .. " and its libcrypto)",
     libssl and ("assert(package.loadlib(%q, '*'))"):format(libssl) or "error('no libssl')" },
-  { "lua5.4 + jrpc.core (cJSON, http-parser; OpenSSL not loaded)", "require 'jrpc.core'" },
+  { "lua5.4 + jrpc.core (cJSON, llhttp; OpenSSL not loaded)", "require 'jrpc.core'" },
   { "lua5.4 + require 'jrpc' (jrpc.core and the Lua modules)", "require 'jrpc'" },
   { "the same + luv and a jrpc.uv stdio connection (spec_server idle)",
     "require('jrpc').uv.new(require 'luv'):stdio{}" },

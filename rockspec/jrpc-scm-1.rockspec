@@ -34,10 +34,11 @@ external_dependencies = {
     header = "cjson/cJSON.h",
     library = "cjson",
   },
-  -- Node's http-parser 2.9 (Debian: libhttp-parser-dev): HTTP/1.1 requests
-  HTTP_PARSER = {
-    header = "http_parser.h",
-    library = "http_parser",
+  -- llhttp 9, Node's HTTP/1.1 parser (Debian 13 and Ubuntu 24.04:
+  -- libllhttp-dev; on Debian 12 `make deps` installs Debian 13's packages)
+  LLHTTP = {
+    header = "llhttp.h",
+    library = "llhttp",
   },
   -- OpenSSL 3's libcrypto (Debian: libssl-dev): HMAC-SHA-256, RAND_bytes
   -- (jrpc.core_tls only)
@@ -58,9 +59,9 @@ build = {
     -- one translation unit: src/core.c includes the other src/*.c
     ["jrpc.core"] = {
       sources = {"src/core.c"},
-      libraries = {"cjson", "http_parser"},
-      incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "$(HTTP_PARSER_INCDIR)", "src"},
-      libdirs = {"$(CJSON_LIBDIR)", "$(HTTP_PARSER_LIBDIR)"},
+      libraries = {"cjson", "llhttp"},
+      incdirs = {"$(CJSON_INCDIR)", "$(CJSON_INCDIR)/cjson", "$(LLHTTP_INCDIR)", "src"},
+      libdirs = {"$(CJSON_LIBDIR)", "$(LLHTTP_LIBDIR)"},
     },
     -- what needs OpenSSL (core.tls_client, core.hmac_sha256, core.random_bytes,
     -- core.equal), its own translation unit: jrpc.core loads it on first use,

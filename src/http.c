@@ -1,10 +1,10 @@
 /*
 ** http.c — HTTP/1.1 server side, sans-I/O: the request reader (jrpc.Http)
-** on Node's http-parser 2.9 (Debian's libhttp-parser), and the response
+** on llhttp 9 (Node's parser; Debian's libllhttp), and the response
 ** writers (a head with Content-Length, a chunked SSE head, one chunk, one
 ** SSE event).
 **
-** The reader. http-parser is a push parser that keeps no bytes: its
+** The reader. llhttp is a push parser that keeps no bytes: its
 ** callbacks copy the request being read into 'cur' (target, then each
 ** header's lower-cased name and value, then the body) and note offsets in
 ** 'spans'. Callbacks use only the raw allocator (buf_*): no Lua code can
@@ -27,7 +27,15 @@
 
 /* {======================= parser callbacks ====================== */
 
-static Http *http_of (http_parser *P) {
+/*
+** llhttp runs strict: none of its lenient flags is set. So a field name
+** with whitespace before the colon, a bare CR, chunk data not followed by
+** CRLF, a chunk size line that does not end in CRLF, Content-Length with
+** Transfer-Encoding, or a repeated Content-Length is a 400 (the shapes
+** that let a second, hidden request through a front proxy).
+*/
+
+static Http *http_of (llhttp_t *P) {
   return (Http *)P->data;
 }
 
@@ -52,7 +60,7 @@ static int http_headbytes (Http *H, size_t len) {
 }
 
 
-static int http_on_message_begin (http_parser *P) {
+static int http_on_message_begin (llhttp_t *P) {
   Http *H = http_of(P);
   H->cur.n = 0;
   H->spans.n = 0;
@@ -65,7 +73,7 @@ static int http_on_message_begin (http_parser *P) {
 }
 
 
-static int on_url (http_parser *P, const char *at, size_t len) {
+static int on_url (llhttp_t *P, const char *at, size_t len) {
   Http *H = http_of(P);
   if (http_headbytes(H, len)) return -1;
   buf_add(H->L, &H->cur, at, len);   /* the target is first in 'cur' */
@@ -74,7 +82,7 @@ static int on_url (http_parser *P, const char *at, size_t len) {
 }
 
 
-static int http_on_header_field (http_parser *P, const char *at, size_t len) {
+static int http_on_header_field (llhttp_t *P, const char *at, size_t len) {
   Http *H = http_of(P);
   size_t i;
   char *d;
@@ -104,7 +112,7 @@ static int http_on_header_field (http_parser *P, const char *at, size_t len) {
 }
 
 
-static int http_on_header_value (http_parser *P, const char *at, size_t len) {
+static int http_on_header_value (llhttp_t *P, const char *at, size_t len) {
   Http *H = http_of(P);
   if (H->in_body) return 0;
   if (http_headbytes(H, len)) return -1;
@@ -115,27 +123,88 @@ static int http_on_header_value (http_parser *P, const char *at, size_t len) {
 }
 
 
-static int on_headers_complete (http_parser *P) {
+/* does the header named 'name' (lower case) hold only 'coding's? */
+static int http_codings_only (Http *H, const char *name, size_t nn,
+                              const char *coding) {
+  HttpSpan *s = (HttpSpan *)(void *)H->spans.p;
+  size_t cn = strlen(coding);
+  int i;
+  for (i = 0; i < H->nheaders; i++) {
+    const char *v = H->cur.p + s[i].value, *e = H->cur.p + s[i].end;
+    if (s[i].value - s[i].name != nn || memcmp(H->cur.p + s[i].name, name, nn) != 0)
+      continue;
+    while (v < e) {   /* a comma-separated list; OWS around each member */
+      const char *m;
+      while (v < e && (*v == ' ' || *v == '\t' || *v == ',')) v++;
+      m = v;
+      while (v < e && *v != ',') v++;
+      if (v > m) {
+        const char *me = v;
+        while (me > m && (me[-1] == ' ' || me[-1] == '\t')) me--;
+        if (http_casecmp(m, (size_t)(me - m), coding, cn) != 0) return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+
+/*
+** An absolute-form target (RFC 9112 3.2.2) is "http" or "https", "://",
+** then an authority without userinfo (RFC 9110 4.2.4), then the path:
+** note where its authority is. Other forms are left as they are.
+*/
+static int http_absolute_target (Http *H) {
+  const char *t = H->cur.p, *e = t + H->target_end, *a;
+  size_t sn;
+  H->auth_at = H->auth_end = 0;
+  if (t == e || *t == '/' || *t == '*') return 0;
+  for (a = t; a < e && *a != ':' && *a != '/'; a++) ;
+  if (e - a < 3 || memcmp(a, "://", 3) != 0) return 0;  /* authority form */
+  sn = (size_t)(a - t);
+  if (http_casecmp(t, sn, "http", 4) != 0 && http_casecmp(t, sn, "https", 5) != 0)
+    return http_fail(H, 400, "request target scheme is not http");
+  a += 3;
+  H->auth_at = (size_t)(a - t);
+  while (a < e && *a != '/' && *a != '?' && *a != '#') {
+    if (*a == '@') return http_fail(H, 400, "request target has userinfo");
+    a++;
+  }
+  H->auth_end = (size_t)(a - t);
+  if (H->auth_end == H->auth_at)
+    return http_fail(H, 400, "request target has no host");
+  return 0;
+}
+
+
+static int on_headers_complete (llhttp_t *P) {
   Http *H = http_of(P);
   HttpSpan *s = (HttpSpan *)(void *)H->spans.p;
   int i, host = 0;
   if (P->http_major != 1 || P->http_minor > 1)
     return http_fail(H, 505, "HTTP version not supported");
+  if (!H->response && http_absolute_target(H)) return -1;
   for (i = 0; i < H->nheaders; i++)
     if (s[i].value - s[i].name == 4 && memcmp(H->cur.p + s[i].name, "host", 4) == 0)
       host++;
   if (P->http_minor == 1 && host != 1)  /* RFC 9112 3.2: exactly one */
     return http_fail(H, 400, host ? "more than one Host header" : "no Host header");
-  if (!(P->flags & F_CHUNKED) && P->content_length != (uint64_t)-1 &&
+  if ((P->flags & F_TRANSFER_ENCODING) &&
+      !http_codings_only(H, "transfer-encoding", 17, "chunked"))  /* RFC 9112 6.1 */
+    return http_fail(H, 501, "transfer coding not implemented");
+  if ((P->flags & F_CONTENT_LENGTH) && !(P->flags & F_CHUNKED) &&
       P->content_length > (uint64_t)H->max_body_bytes)
     return http_fail(H, 413, "request body too large");
+  /* RFC 9112 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty
+     framing; the connection closes after the response */
+  H->faulty_framing = (P->http_minor == 0 && (P->flags & F_TRANSFER_ENCODING));
   H->in_body = 1;
   H->body_at = H->cur.n;
   return 0;
 }
 
 
-static int on_body (http_parser *P, const char *at, size_t len) {
+static int on_body (llhttp_t *P, const char *at, size_t len) {
   Http *H = http_of(P);
   if (H->cur.n - H->body_at + len > H->max_body_bytes)
     return http_fail(H, 413, "request body too large");
@@ -144,20 +213,25 @@ static int on_body (http_parser *P, const char *at, size_t len) {
 }
 
 
-static int on_message_complete (http_parser *P) {
+static int on_message_complete (llhttp_t *P) {
   Http *H = http_of(P);
   H->done = 1;
-  H->keep_alive = http_should_keep_alive(P);
+  H->keep_alive = llhttp_should_keep_alive(P) && !H->faulty_framing;
   H->method = P->method;
   H->minor = P->http_minor;
-  http_parser_pause(P, 1);           /* one request per next() */
-  return 0;
+  return HPE_PAUSED;                 /* one request per next() */
 }
 
 
-static const http_parser_settings http_settings = {
-  http_on_message_begin, on_url, NULL, http_on_header_field, http_on_header_value,
-  on_headers_complete, on_body, on_message_complete, NULL, NULL
+/* llhttp keeps a pointer to these (llhttp_init) */
+static const llhttp_settings_t http_settings = {
+  .on_message_begin = http_on_message_begin,
+  .on_url = on_url,
+  .on_header_field = http_on_header_field,
+  .on_header_value = http_on_header_value,
+  .on_headers_complete = on_headers_complete,
+  .on_body = on_body,
+  .on_message_complete = on_message_complete
 };
 
 /* }=============================================================== */
@@ -189,13 +263,20 @@ static int http_gc (lua_State *L) {
 ** upgrade (H->upgraded: what follows is not HTTP).
 */
 static size_t http_run (Http *H, const char *p, size_t n) {
-  size_t used = http_parser_execute(&H->P, H->settings, p, n);
-  enum http_errno e = HTTP_PARSER_ERRNO(&H->P);
-  if (e == HPE_PAUSED) http_parser_pause(&H->P, 0);
+  llhttp_errno_t e = (n > 0) ? llhttp_execute(&H->P, p, n) : llhttp_finish(&H->P);
+  size_t used = n;
+  H->perr = (int)e;
+  if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
+    if (n > 0) used = (size_t)(llhttp_get_error_pos(&H->P) - p);
+    llhttp_resume(&H->P);
+  }
   else if (e != HPE_OK) {
-    if (H->status == 0) {          /* the parser's own error, not ours */
-      H->status = (e == HPE_HEADER_OVERFLOW) ? 431 : 400;
-      H->errmsg = http_errno_description(e);
+    if (H->status == 0 && e == HPE_INVALID_VERSION)   /* HTTP/1.2, 3.0 */
+      http_fail(H, 505, "HTTP version not supported");
+    else if (H->status == 0) {     /* the parser's own error, not ours */
+      H->status = 400;
+      H->errmsg = llhttp_get_error_reason(&H->P);
+      if (H->errmsg == NULL) H->errmsg = llhttp_errno_name(e);
     }
     H->done = 0;
     return n;
@@ -285,6 +366,7 @@ static void http_pushheaders (lua_State *L, Work *W, int nheaders) {
 /* what a request table says besides its bytes, taken before any push */
 typedef struct HttpReqInfo {
   int method, minor, keep_alive, upgraded;
+  size_t auth_at, auth_end;   /* an absolute-form target's authority */
 } HttpReqInfo;
 
 
@@ -299,20 +381,15 @@ static void http_pushrequest (lua_State *L, const HttpReqInfo *ri, Work *W,
   const char *t;
   size_t tn = target_end, pn, q;
   lua_createtable(L, 0, 9);
-  lua_pushstring(L, http_method_str((enum http_method)ri->method));
+  lua_pushstring(L, llhttp_method_name((llhttp_method_t)ri->method));
   lua_setfield(L, -2, "method");
   http_setlfield(L, "target", W->msg.p, tn);
   t = W->msg.p;
   /* path and query: origin form "/p?q"; absolute form "http://h/p?q" */
   pn = 0;
-  if (tn > 0 && t[0] != '/' && t[0] != '*') {
-    struct http_parser_url u;
-    http_parser_url_init(&u);
-    if (http_parser_parse_url(t, tn, 0, &u) == 0) {
-      size_t skip = (u.field_set & (1 << UF_PATH)) ? u.field_data[UF_PATH].off : tn;
-      t += skip;
-      tn -= skip;
-    }
+  if (ri->auth_end > 0) {
+    t += ri->auth_end;
+    tn -= ri->auth_end;
   }
   while (pn < tn && t[pn] != '?' && t[pn] != '#') pn++;
   if (pn == 0 && tn == 0) http_setlfield(L, "path", "/", 1);
@@ -324,6 +401,9 @@ static void http_pushrequest (lua_State *L, const HttpReqInfo *ri, Work *W,
   lua_pushstring(L, ri->minor ? "1.1" : "1.0");
   lua_setfield(L, -2, "version");
   http_pushheaders(L, W, nheaders);
+  if (ri->auth_end > 0) {  /* RFC 9112 3.2.2: the target's authority, not Host */
+    http_setlfield(L, "host", W->msg.p + ri->auth_at, ri->auth_end - ri->auth_at);
+  }
   lua_setfield(L, -2, "headers");
   http_setlfield(L, "body", W->msg.p + body_at, W->msg.n - body_at);
   lua_pushboolean(L, ri->keep_alive && !ri->upgraded);
@@ -380,6 +460,8 @@ static int http_next (lua_State *L) {
   ri.minor = H->minor;
   ri.keep_alive = H->keep_alive;
   ri.upgraded = H->upgraded;
+  ri.auth_at = H->auth_at;
+  ri.auth_end = H->auth_end;
   if (H->upgraded) http_free(L, H);
   lua_pushliteral(L, "request");
   http_pushrequest(L, &ri, W, target_end, body_at, nheaders);
@@ -430,15 +512,14 @@ static int http_new (lua_State *L) {
   lua_createtable(L, 1, 0);   /* LuaJIT: a userdata's env must be a table */
   lua_setfenv(L, -2);
 #endif
-  /* http-parser stops any head at HTTP_MAX_HEADER_SIZE (80 KiB) itself */
+  /* a head is at most 80 KiB whatever the option (llhttp sets no bound) */
   H->max_header_bytes = (size_t)http_opt(L, 1, "max_header_bytes",
                                          HTTP_DEF_HEADER_BYTES, 64, 80 * 1024);
   H->max_headers = (int)http_opt(L, 1, "max_headers", HTTP_DEF_HEADERS, 1, 1000);
   H->max_body_bytes = (size_t)http_opt(L, 1, "max_body_bytes",
                                        HTTP_DEF_BODY_BYTES, 0, (lua_Integer)1 << 30);
-  http_parser_init(&H->P, HTTP_REQUEST);
+  llhttp_init(&H->P, HTTP_REQUEST, &http_settings);
   H->P.data = H;
-  H->settings = &http_settings;
   return 1;
 }
 
@@ -485,19 +566,51 @@ static int http_has (const HttpHeader *hs, int n, const char *name) {
 }
 
 
+/* the registered status codes (IANA, RFC 9110 15) and their reason phrases */
+static const struct { short code; const char *reason; } http_reasons[] = {
+  {100, "Continue"}, {101, "Switching Protocols"}, {102, "Processing"},
+  {103, "Early Hints"}, {200, "OK"}, {201, "Created"}, {202, "Accepted"},
+  {203, "Non-Authoritative Information"}, {204, "No Content"},
+  {205, "Reset Content"}, {206, "Partial Content"}, {207, "Multi-Status"},
+  {208, "Already Reported"}, {226, "IM Used"}, {300, "Multiple Choices"},
+  {301, "Moved Permanently"}, {302, "Found"}, {303, "See Other"},
+  {304, "Not Modified"}, {305, "Use Proxy"}, {307, "Temporary Redirect"},
+  {308, "Permanent Redirect"}, {400, "Bad Request"}, {401, "Unauthorized"},
+  {402, "Payment Required"}, {403, "Forbidden"}, {404, "Not Found"},
+  {405, "Method Not Allowed"}, {406, "Not Acceptable"},
+  {407, "Proxy Authentication Required"}, {408, "Request Timeout"},
+  {409, "Conflict"}, {410, "Gone"}, {411, "Length Required"},
+  {412, "Precondition Failed"}, {413, "Content Too Large"},
+  {414, "URI Too Long"}, {415, "Unsupported Media Type"},
+  {416, "Range Not Satisfiable"}, {417, "Expectation Failed"},
+  {418, "I'm a teapot"}, {421, "Misdirected Request"},
+  {422, "Unprocessable Content"}, {423, "Locked"}, {424, "Failed Dependency"},
+  {425, "Too Early"}, {426, "Upgrade Required"}, {428, "Precondition Required"},
+  {429, "Too Many Requests"}, {431, "Request Header Fields Too Large"},
+  {451, "Unavailable For Legal Reasons"}, {500, "Internal Server Error"},
+  {501, "Not Implemented"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
+  {504, "Gateway Timeout"}, {505, "HTTP Version Not Supported"},
+  {506, "Variant Also Negotiates"}, {507, "Insufficient Storage"},
+  {508, "Loop Detected"}, {510, "Not Extended"},
+  {511, "Network Authentication Required"}
+};
+
+
 /*
-** Check the status at 'arg' (an integer from 100 to 599 that http-parser
-** names) and return it; '*reason' gets its reason phrase.
+** Check the status at 'arg' (a registered code from 100 to 599) and
+** return it; '*reason' gets its reason phrase.
 */
 static int http_checkstatus (lua_State *L, int arg, const char **reason) {
   lua_Number n = luaL_checknumber(L, arg);
-  const char *r;
+  size_t i;
   luaL_argcheck(L, n >= 100 && n <= 599 && n == floor(n), arg,
                 "status must be an integer from 100 to 599");
-  r = http_status_str((enum http_status)(int)n);
-  luaL_argcheck(L, strcmp(r, "<unknown>") != 0, arg, "unknown status code");
-  *reason = r;
-  return (int)n;
+  for (i = 0; i < sizeof(http_reasons) / sizeof(http_reasons[0]); i++)
+    if (http_reasons[i].code == (int)n) {
+      *reason = http_reasons[i].reason;
+      return (int)n;
+    }
+  return luaL_argerror(L, arg, "unknown status code");
 }
 
 

@@ -1,6 +1,6 @@
 /*
 ** http_client.c — HTTP/1.1 client side, sans-I/O: the response reader
-** (jrpc.HttpClient) on http-parser in HTTP_RESPONSE mode, and the request
+** (jrpc.HttpClient) on llhttp in HTTP_RESPONSE mode, and the request
 ** writer (core.http_request).
 **
 ** The reader is a jrpc.Http (http.c's struct, its header callbacks, its
@@ -31,7 +31,7 @@ typedef struct HttpClient {
   int eof;             /* finish(): the connection ended */
   int eof_fed;         /* ... and the parser was told */
   int status_code;     /* of the head in 'cur' */
-  int keep_head;       /* http_should_keep_alive at the head */
+  int keep_head;       /* llhttp_should_keep_alive at the head */
   size_t body_total;   /* body bytes of this response so far */
 } HttpClient;
 
@@ -40,7 +40,7 @@ typedef struct HttpClient {
 
 /* {======================= parser callbacks ====================== */
 
-static int hc_on_message_begin (http_parser *P) {
+static int hc_on_message_begin (llhttp_t *P) {
   HttpClient *C = (HttpClient *)(void *)http_of(P);
   C->interim = 0;
   C->body_total = 0;
@@ -48,7 +48,7 @@ static int hc_on_message_begin (http_parser *P) {
 }
 
 
-static int hc_on_status (http_parser *P, const char *at, size_t len) {
+static int hc_on_status (llhttp_t *P, const char *at, size_t len) {
   Http *H = http_of(P);
   if (http_headbytes(H, len)) return -1;
   buf_add(H->L, &H->cur, at, len);   /* the reason phrase is first in 'cur' */
@@ -60,14 +60,14 @@ static int hc_on_status (http_parser *P, const char *at, size_t len) {
 /*
 ** A 1xx other than 101 is an interim response (100 Continue, 103 Early
 ** Hints): it is dropped, and the final one follows. Returning 1 tells
-** http-parser that the response has no body (an answer to HEAD).
+** llhttp that the response has no body (an answer to HEAD).
 */
-static int hc_on_headers_complete (http_parser *P) {
+static int hc_on_headers_complete (llhttp_t *P) {
   HttpClient *C = (HttpClient *)(void *)http_of(P);
   Http *H = &C->H;
   if (P->http_major != 1 || P->http_minor > 1)
     return http_fail(H, 400, "HTTP version not supported");
-  if (P->status_code < 100)   /* http-parser takes 1 to 3 digits */
+  if (P->status_code < 100)   /* llhttp takes 3 digits; 0xx is not a status */
     return http_fail(H, 400, "invalid HTTP status code");
   H->in_body = 1;
   H->body_at = H->cur.n;
@@ -76,17 +76,17 @@ static int hc_on_headers_complete (http_parser *P) {
     C->interim = 1;
     return 0;
   }
-  if (!(P->flags & F_CHUNKED) && P->content_length != (uint64_t)-1 &&
+  if ((P->flags & F_CONTENT_LENGTH) && !(P->flags & F_CHUNKED) &&
       !C->no_body && P->content_length > (uint64_t)H->max_body_bytes)
     return http_fail(H, 1, "response body too large");
   C->status_code = P->status_code;
-  C->keep_head = http_should_keep_alive(P);
+  C->keep_head = llhttp_should_keep_alive(P);
   C->head_ready = 1;
   return C->no_body ? 1 : 0;
 }
 
 
-static int hc_on_body (http_parser *P, const char *at, size_t len) {
+static int hc_on_body (llhttp_t *P, const char *at, size_t len) {
   HttpClient *C = (HttpClient *)(void *)http_of(P);
   Http *H = &C->H;
   if (C->interim) return 0;  /* a 1xx has no content (RFC 9110 15.2): dropped */
@@ -98,7 +98,7 @@ static int hc_on_body (http_parser *P, const char *at, size_t len) {
 }
 
 
-static int hc_on_message_complete (http_parser *P) {
+static int hc_on_message_complete (llhttp_t *P) {
   HttpClient *C = (HttpClient *)(void *)http_of(P);
   Http *H = &C->H;
   if (C->interim) {        /* forget it: the final response comes next */
@@ -108,17 +108,21 @@ static int hc_on_message_complete (http_parser *P) {
     return 0;
   }
   H->done = 1;
-  H->keep_alive = http_should_keep_alive(P);
+  H->keep_alive = llhttp_should_keep_alive(P);
   C->no_body = 0;          /* said for this response only */
-  http_parser_pause(P, 1); /* the next response waits in 'in' */
-  return 0;
+  return HPE_PAUSED;       /* the next response waits in 'in' */
 }
 
 
-static const http_parser_settings hc_settings = {
-  hc_on_message_begin, NULL, hc_on_status, http_on_header_field,
-  http_on_header_value, hc_on_headers_complete, hc_on_body,
-  hc_on_message_complete, NULL, NULL
+/* llhttp keeps a pointer to these (llhttp_init) */
+static const llhttp_settings_t hc_settings = {
+  .on_message_begin = hc_on_message_begin,
+  .on_status = hc_on_status,
+  .on_header_field = http_on_header_field,
+  .on_header_value = http_on_header_value,
+  .on_headers_complete = hc_on_headers_complete,
+  .on_body = hc_on_body,
+  .on_message_complete = hc_on_message_complete
 };
 
 /* }=============================================================== */
@@ -172,7 +176,7 @@ static void hc_parse (lua_State *L, HttpClient *C, const char *chunk,
     C->eof_fed = 1;
     http_run(H, NULL, 0);
     if (H->status == 400 &&
-        HTTP_PARSER_ERRNO(&H->P) == HPE_INVALID_EOF_STATE) {
+        H->perr == HPE_INVALID_EOF_STATE) {
       H->status = 1;
       H->errmsg = "connection closed before the response ended";
     }
@@ -358,9 +362,8 @@ static int hc_new (lua_State *L) {
     (size_t)http_opt(L, 1, "max_body_bytes", HC_DEF_BODY_BYTES, 0,
                      HC_MAX_BODY_OPT);
   C->H.response = 1;
-  http_parser_init(&C->H.P, HTTP_RESPONSE);
+  llhttp_init(&C->H.P, HTTP_RESPONSE, &hc_settings);
   C->H.P.data = &C->H;
-  C->H.settings = &hc_settings;
   return 1;
 }
 

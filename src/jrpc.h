@@ -40,7 +40,7 @@
 typedef struct cJSON cJSON;   /* Work names it; this module decodes nothing */
 #else
 #include <cjson/cJSON.h>
-#include <http_parser.h>
+#include <llhttp.h>
 #endif
 
 #include "lua.h"
@@ -429,8 +429,7 @@ static void pd_open (lua_State *L);
 ** ======================================================= */
 typedef struct Http {
   UdHead h;
-  http_parser P;       /* P.data: this Http */
-  const http_parser_settings *settings;   /* the server's or the client's */
+  llhttp_t P;          /* P.data: this Http */
   lua_State *L;        /* the caller's state, for the callbacks' buffers */
   Buf in;              /* bytes after a complete message; [off, n) unread */
   size_t off;
@@ -445,9 +444,12 @@ typedef struct Http {
   int in_body;         /* headers done: later header callbacks are trailers */
   int done;            /* a complete message is in cur */
   int keep_alive, method, minor;
+  int faulty_framing;  /* HTTP/1.0 with Transfer-Encoding: close after it */
+  size_t auth_at, auth_end;  /* an absolute-form target's authority in cur */
   int upgraded;        /* an Upgrade/CONNECT request: nothing more is read */
   int parsing;         /* set while the parser runs (a memory error left it) */
   int response;        /* 1: a response reader (http_client.c) */
+  int perr;            /* llhttp's last error (llhttp_errno_t) */
   int status;          /* the request cannot be served: this status, */
   const char *errmsg;  /* and why (static) */
   Work *work;          /* the resident Work (user value 1), or NULL */
@@ -469,12 +471,12 @@ typedef struct HttpHeader {
 /* the writers' output: the scratch codec's 'out' (module upvalue 3) */
 #define HTTP_OUT  (&((Codec *)lua_touserdata(L, lua_upvalueindex(3)))->out)
 
-static Http *http_of (http_parser *P);
+static Http *http_of (llhttp_t *P);
 static int http_fail (Http *H, int status, const char *msg);
 static int http_headbytes (Http *H, size_t len);
-static int http_on_message_begin (http_parser *P);
-static int http_on_header_field (http_parser *P, const char *at, size_t len);
-static int http_on_header_value (http_parser *P, const char *at, size_t len);
+static int http_on_message_begin (llhttp_t *P);
+static int http_on_header_field (llhttp_t *P, const char *at, size_t len);
+static int http_on_header_value (llhttp_t *P, const char *at, size_t len);
 static void http_free (lua_State *L, Http *H);
 static size_t http_run (Http *H, const char *p, size_t n);
 static void http_keep (lua_State *L, Http *H, const char *p, size_t n);

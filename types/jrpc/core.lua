@@ -76,7 +76,7 @@ function core.pending(opts) end
 ---@field keep_alive boolean          false: answer, then close the connection
 ---@field upgrade boolean             Upgrade/CONNECT: the last request read on this connection
 
---- A sans-I/O HTTP/1.1 request reader for one server connection (http-parser).
+--- A sans-I/O HTTP/1.1 request reader for one server connection (llhttp).
 ---@param opts? jrpc.HttpOptions
 ---@return jrpc.Http
 function core.http_server(opts) end
@@ -121,7 +121,7 @@ function core.sse_event(json, id) end
 ---@field raw_headers string[][]      every field line in order, `{name, value}` (names lower-cased): repeats kept (set-cookie)
 ---@field keep_alive boolean          what the head says; the "done" event has the final word
 
---- A sans-I/O HTTP/1.1 response reader for one client connection (http-parser,
+--- A sans-I/O HTTP/1.1 response reader for one client connection (llhttp,
 --- HTTP_RESPONSE mode): responses one after another on a kept-alive connection.
 ---@param opts? jrpc.HttpClientOptions
 ---@return jrpc.HttpClient
@@ -325,7 +325,7 @@ local HttpClient = {}
 --- Feed `chunk` (when given), then the next event of the response being read:
 --- `"head", head`; `"body", bytes` (de-chunked, as they arrive: call again, there may be
 --- more); `"done", keep_alive` (the response ended; false: close the connection); nothing
---- when more bytes are needed; or nil and why: "malformed response: <http-parser's
+--- when more bytes are needed; or nil and why: "malformed response: <llhttp's
 --- reason>", "response header fields too large", "too many response header fields",
 --- "response body too large", "connection closed before the response ended" (every later
 --- call gives the same).
