@@ -231,10 +231,11 @@ describe("jrpc.uv.http_client", function()
       assert.are.same({ 1, 1 }, { count, idle })
     end)
 
-    it("sends a request again on a new connection when a kept one was closed unanswered", function()
+    it("sends a GET (a safe method) again on a new connection when a kept one was closed unanswered", function()
       -- a raw server: its first connection answers one request, then drops
       -- the next one unanswered (as a server closing an idle connection
-      -- while the request is on its way); later connections answer all
+      -- while the request is on its way); later connections answer all.
+      -- A POST is not sent again: spec/http_at_most_once_spec.lua
       local uv = S.uv
       local bodies, conns, requests
       S.run(function()

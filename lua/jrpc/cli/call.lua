@@ -41,7 +41,12 @@ An error reply's error object is printed on stderr instead.
 Exit status: 0 result (or notification written); 1 error reply, or no reply
 within the timeout, or (--http) an HTTP status other than 2xx; 2 usage
 error; 3 cannot spawn or connect (--http: TLS refused too), or the
-connection ended before the reply.]]
+connection ended before the reply.
+
+With --http the request is sent at most once: when the connection closes
+after it was sent and before any answer came, jrpc exits 3 with "jrpc:
+connection closed after the request was sent; its outcome is unknown (not
+retried)" (the server may have acted on it) and does not send it again.]]
 
 -- The transport's options, and ours.
 local options = {}
@@ -133,6 +138,9 @@ local function http_failure(opts, err, kind)
     return output.FAILED
   elseif kind == "closed" then
     output.err("jrpc: the connection ended before the reply: " .. err)
+    return output.CONNECT
+  elseif kind == "outcome_unknown" then  -- the message says it all; never sent again
+    output.err("jrpc: " .. err)
     return output.CONNECT
   end
   output.err("jrpc: " .. err)

@@ -14,8 +14,13 @@
 --
 -- `res` is `{status, reason, headers, body}`; `kind` names a failure for
 -- the exit code: "connect" (no connection, TLS refused), "timeout",
--- "closed" (the connection ended before the response did), "failed"
--- (anything else).
+-- "outcome_unknown" (the request was sent, then the connection closed
+-- before any byte of a response: the server may or may not have acted on
+-- it, and it is not sent again), "closed" (the connection ended before the
+-- response did), "failed" (anything else).
+--
+-- Each POST is sent at most once: a request's own connection
+-- (http_client.request, no keep-alive) is never retried.
 local http_client = require "jrpc.uv.http_client"
 local timers = require "jrpc.uv.timers"
 local output = require "jrpc.cli.output"
@@ -176,6 +181,8 @@ local function failure(opts, err)
     or err:match("^tls_client: .*$")
   if reason then return "cannot connect to " .. opts.http .. ": " .. reason, "connect" end
   if err:match("^timeout after ") then return err, "timeout" end
+  local unknown = http_client.OUTCOME_UNKNOWN  -- sent, then no answer: never sent again
+  if err:sub(1, #unknown) == unknown then return err, "outcome_unknown" end
   if err:match("^connection closed before ") or err:match("^read: ") or err:match("^write: ") then
     return err, "closed"
   end
@@ -212,7 +219,7 @@ end
 ---@param on_message fun(text: string): boolean?
 ---@return table|nil res
 ---@return string|nil err
----@return string|nil kind  "connect", "timeout", "closed" or "failed"
+---@return string|nil kind  "connect", "timeout", "outcome_unknown", "closed" or "failed"
 function M.post(loop, opts, body, on_message)
   if opts.trace then output.err("-> " .. body) end
   local state = {}

@@ -17,6 +17,19 @@
 -- This module owns the POSTs and what their answers carry; the legacy
 -- session (id, GET stream, resumption, 404, DELETE) is
 -- client_http_session.lua's.
+--
+-- At most once: a request (tools/call with effects, say) is POSTed again
+-- only when the server provably did not act on it. http_client re-sends a
+-- POST only if none of its bytes left (RFC 9110 §9.2.2); one that was sent
+-- and whose connection then closed before any answer settles with an
+-- "http" error whose message starts with http_client.OUTCOME_UNKNOWN and
+-- whose `outcome_unknown` is true. The two re-POSTs here follow a refusal
+-- that says the request was not processed: a 404 for the session (the
+-- server no longer knows it: MCP's Streamable HTTP has it answer a
+-- request with an unknown session id 404, not process it), and -32020 for
+-- a tools/call whose Mcp-Param headers were missing (the server checks
+-- them before it runs the tool). A resumption is a GET with
+-- Last-Event-ID: it replays the stream, it does not send the request.
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local http_client = require "jrpc.uv.http_client"
@@ -218,7 +231,9 @@ end
 
 -- A tools/call refused with -32020 for a tool whose marks we never saw (no
 -- tools/list went through us yet): list the tools, every page, then send
--- it once more with its Mcp-Param-* headers. True when taken.
+-- it once more with its Mcp-Param-* headers. True when taken. Sending it
+-- again is safe: -32020 is the server's refusal of the headers, given
+-- before the tool runs.
 local MAX_LEARN_PAGES = 20
 
 local function relearn(self, p, err)
@@ -254,7 +269,12 @@ function Transport:_queue(start) in_order(self, start) end
 --- The answer to request `p`'s POST (or its resumption) ended.
 function Transport:_ended(p, res, err, st)
   if self.pending[p.id] ~= p then return end  -- settled: by its response, a cancel, the close
-  if err then return settle(self, p, errors.new("http", err)) end
+  if err then
+    local e = errors.new("http", err)
+    local unknown = http_client.OUTCOME_UNKNOWN
+    if err:sub(1, #unknown) == unknown then e.outcome_unknown = true end  -- it was sent; not again
+    return settle(self, p, e)
+  end
   if res.closed or not res.status then return end
   if res.status == 404 and self.session:expired(p) then return end
   if res.status >= 300 then
@@ -267,7 +287,9 @@ function Transport:_ended(p, res, err, st)
     :format(res.status, p.method, tostring(p.id))))
 end
 
---- POST request `p` (again, after a re-initialization).
+--- POST request `p`; again only after a refusal that proves the server
+--- did not process it (a 404 for its session, see Session:expired; -32020,
+--- see relearn), never after a connection lost.
 function Transport:_send(p)
   if self._closed or self.pending[p.id] ~= p then return end
   local on_head = p.method == "initialize" and function(res) self.session:saw_head(res) end or nil

@@ -140,6 +140,11 @@ end
 --- Request `p` got 404 in a session: the server forgot it. Initialize
 --- again (one re-initialization for every request that saw the 404), then
 --- send `p` again; a second 404 for it is an error. True when taken.
+--- Sending `p` again keeps it at most once: the Streamable HTTP spec has a
+--- server answer a request whose session id it does not know with 404,
+--- without processing it, so the 404 is the proof that `p` did not run.
+--- (A request whose connection closed before any answer came is never
+--- sent again: see client_http.lua.)
 function Session:expired(p)
   if not self.id or p.method == "initialize" or p.reinitialized then return false end
   p.reinitialized = true

@@ -18,9 +18,17 @@
 --
 -- Connections: `request` uses one connection per call and asks the server
 -- to close it; `new(loop)` makes a client that keeps idle connections per
--- scheme, host, port and trust settings and reuses them (a request on a
--- reused connection that the server closed before answering is retried
--- once on a new one).
+-- scheme, host, port and trust settings and reuses them.
+--
+-- At most once (RFC 9110 §9.2.2: a client does not automatically retry a
+-- non-idempotent request): a request is sent again on a new connection
+-- only when a reused connection failed before any byte of the response
+-- came, and then only if no byte of the request was handed to the socket
+-- (the write was refused at once), or its method is safe (GET, HEAD,
+-- OPTIONS, TRACE: repeating one has no effect the first did not have);
+-- once at most. A request whose bytes went out and whose connection then
+-- failed before any byte of a response came fails with OUTCOME_UNKNOWN
+-- (the server may or may not have acted on it: the caller decides).
 local core = require "jrpc.core"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
@@ -29,7 +37,19 @@ local handles = require "jrpc.uv.handles"
 local M = {}
 
 local request_handle
-local RETRY = {}  -- an exchange's error: send the request again on a new connection
+
+-- The error of a request that was sent and whose connection then closed
+-- before any byte of a response came: the server may have acted on it or
+-- not, and it is not sent again (a safe method's one retry aside). The
+-- error is this text, or this text, ": " and the cause ("read: ECONNRESET:
+-- connection reset by peer"): callers tell it apart by this prefix.
+M.OUTCOME_UNKNOWN = "connection closed after the request was sent; its outcome is unknown (not retried)"
+
+-- Methods whose repetition has no effect the first request did not have
+-- (RFC 9110 §9.2.1 safe, hence §9.2.2 idempotent): the only ones sent again
+-- after their bytes may have left. PUT and DELETE are idempotent too, but
+-- a server is trusted less there (as Go's net/http does).
+local SAFE = { GET = true, HEAD = true, OPTIONS = true, TRACE = true }
 
 M.DEFAULTS = {
   timeout = 30,                      -- seconds for the whole exchange (streams: up to the head)
@@ -85,13 +105,16 @@ local function is_ip(host)
 end
 
 -- Close the socket and the TLS session; the exchange under way (if any)
--- ends with `err`.
-function Conn:_fail(err)
+-- ends with `err`: as a connection lost (see Exchange:_lost), unless
+-- `deliberate` (our own close: the error as it is).
+function Conn:_fail(err, deliberate)
   if self.closed then return end
   self:close()
   if self.on_up then return self:_up(err) end  -- still connecting
   local ex = self.exchange
-  if ex then ex:_finish(nil, (ex.reused and not ex.got_bytes) and RETRY or err) end
+  if not ex then return end
+  if deliberate or ex.got_bytes then return ex:_finish(nil, err) end
+  ex:_lost(err)
 end
 
 --- Close the connection now (idempotent).
@@ -103,6 +126,9 @@ function Conn:close()
   handles.close(self.uv, self.tcp)
 end
 
+-- Hand `bytes` to the socket. False when it refused them at once (then
+-- none of them left) and the connection failed. A write that fails later
+-- shows as the read's error or end (a response already read stays read).
 function Conn:_send_raw(bytes)
   if bytes == "" then return true end
   local ok, err = self.tcp:write(bytes)
@@ -263,7 +289,9 @@ end
 local Exchange = {}
 Exchange.__index = Exchange
 
-function Exchange:_finish(res, err)
+-- `again`: the request may be sent once more on a new connection (see
+-- Exchange:_lost); `err` is its error if it is not.
+function Exchange:_finish(res, err, again)
   if self.finished then return end
   self.finished = true
   self.stream.closed = true
@@ -272,7 +300,22 @@ function Exchange:_finish(res, err)
   if res then  -- streamed: "" (the bytes went to on_chunk); closed early: what came
     if self.on_chunk == nil then res.body = table.concat(self.chunks) else res.body = "" end
   end
-  self.done(res, err)
+  self.done(res, err, again)
+end
+
+-- The connection failed or closed (`cause`: why, or nil for an orderly
+-- close) before any byte of the response came. A request of which no byte
+-- left provably did nothing; one whose bytes were handed to the socket may
+-- have been acted on, and only a safe method may go again. Either goes
+-- again only from a reused connection (a new one failing this way would
+-- fail again), and once (the request's `st.retried`).
+function Exchange:_lost(cause)
+  if self.finished then return end
+  if not self.sent then
+    return self:_finish(nil, cause or "connection closed before the request was sent", self.reused)
+  end
+  local err = cause and (M.OUTCOME_UNKNOWN .. ": " .. cause) or M.OUTCOME_UNKNOWN
+  self:_finish(nil, err, self.reused and SAFE[self.method] == true)
 end
 
 -- Call a user callback; one that raises ends the exchange with its error.
@@ -335,9 +378,7 @@ end
 
 function Exchange:_eof()
   if self.finished then return end
-  if not self.got_bytes then
-    return self:_finish(nil, self.reused and RETRY or "connection closed before a response came")
-  end
+  if not self.got_bytes then return self:_lost(nil) end
   self.parser:finish()
   self:_events(nil)
   if not self.finished then self:_finish(nil, "connection closed before the response ended") end
@@ -410,8 +451,9 @@ request_handle = function(st, finish)
 end
 
 -- Run one exchange; done(res, err) once. `pool`: a Client, or nil. A
--- request on a reused connection that ends before any byte came back (the
--- server closed it while it was idle) is sent again once on a new one.
+-- request on a reused connection that ends before any byte came back is
+-- sent again once on a new one when Exchange:_lost allows it: none of its
+-- bytes left, or its method is safe.
 local function exchange(loop, opts, pool, done)
   local u, uerr = M.parse_url(opts.url)
   if not u then return done(nil, uerr) end
@@ -436,22 +478,23 @@ local function exchange(loop, opts, pool, done)
 
   local function start(conn)
     local ex = setmetatable({ uv = loop.uv, st = st, conn = conn, parser = core.http_client(limits),
-      chunks = {}, on_headers = opts.on_headers, on_chunk = opts.on_chunk, reused = conn.reused,
-      finished = false }, Exchange)
+      chunks = {}, on_headers = opts.on_headers, on_chunk = opts.on_chunk, reused = conn.reused == true,
+      method = method, sent = false, finished = false }, Exchange)
     ex.stream = setmetatable({ exchange = ex, closed = false }, Stream)
-    ex.done = function(res, err)
-      if err == RETRY and pool and not pool.closed and not st.retried and not st.finished then
+    ex.done = function(res, err, again)
+      if again and pool and not pool.closed and not st.retried and not st.finished then
         st.retried = true
         st.opening = pool:_connect(u, key, opts, connected)
         return
       end
-      if err == RETRY then err = "connection closed before a response came" end
       finish(res, err)
     end
     st.ex = ex
     if method == "HEAD" then ex.parser:no_body() end
     conn.exchange = ex
-    conn:_write(bytes)
+    if conn.closed then return ex:_lost(nil) end  -- found closed: nothing was written
+    -- from here some bytes may have left, unless the write is refused at once
+    if conn:_write(bytes) then ex.sent = true end
   end
 
   connected = function(conn, err)
@@ -604,7 +647,7 @@ function Client:close()
   self.closed = true
   local all = {}
   for conn in pairs(self.live) do all[#all + 1] = conn end
-  for _, conn in ipairs(all) do conn:_fail("client closed") end
+  for _, conn in ipairs(all) do conn:_fail("client closed", true) end
   self.idle = {}
 end
 
