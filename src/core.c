@@ -167,6 +167,24 @@ static int core_now (lua_State *L) {
 
 
 /*
+** core.trim_memory() -> boolean: give the C heap's free pages back to the
+** system (glibc's malloc_trim). After a burst of large messages the heap
+** keeps its peak size although everything was freed; a server calls this
+** once the burst is over (after a full GC). False where there is no
+** such call (not glibc): nothing was done.
+*/
+static int core_trim_memory (lua_State *L) {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+  lua_pushboolean(L, 1);
+#else
+  lua_pushboolean(L, 0);
+#endif
+  return 1;
+}
+
+
+/*
 ** Push the marker metatable kept in the registry under 'key', made on the
 ** first load: a second load of the core in the same state (after
 ** package.loaded["jrpc.core"] = nil) must agree on which tables are arrays.
@@ -266,6 +284,8 @@ JR_EXPORT int luaopen_jrpc_core (lua_State *L) {
   lua_setfield(L, -2, "now");
   lua_pushcfunction(L, core_add_null);
   lua_setfield(L, -2, "add_null");
+  lua_pushcfunction(L, core_trim_memory);
+  lua_setfield(L, -2, "trim_memory");
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "null");
   pd_open(L);

@@ -62,6 +62,7 @@ static int http_headbytes (Http *H, size_t len) {
 
 static int http_on_message_begin (llhttp_t *P) {
   Http *H = http_of(P);
+  H->begun = 1;
   H->cur.n = 0;
   H->spans.n = 0;
   H->nheaders = 0;
@@ -216,6 +217,7 @@ static int on_body (llhttp_t *P, const char *at, size_t len) {
 static int on_message_complete (llhttp_t *P) {
   Http *H = http_of(P);
   H->done = 1;
+  H->begun = 0;
   H->keep_alive = llhttp_should_keep_alive(P) && !H->faulty_framing;
   H->method = P->method;
   H->minor = P->http_minor;
@@ -784,8 +786,23 @@ static int sse_event (lua_State *L) {
 /* }=============================================================== */
 
 
+/*
+** h:phase() -> "head" | "body" | nil: how far the request being read has
+** come (nil: none begun since the last one came out). A server times the
+** head and the body of a request apart from the wait between requests.
+*/
+static int http_phase (lua_State *L) {
+  Http *H = check_http(L);
+  if (!H->begun || H->status) return 0;
+  if (H->in_body) lua_pushliteral(L, "body");
+  else lua_pushliteral(L, "head");
+  return 1;
+}
+
+
 static const luaL_Reg http_methods[] = {
   {"next", http_next},
+  {"phase", http_phase},
   {NULL, NULL}
 };
 

@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>      /* malloc_trim */
+#endif
 
 #if defined(JR_CORE_TLS)
 #include <openssl/crypto.h>
@@ -443,6 +446,7 @@ typedef struct Http {
   int in_value;        /* the last header callback was a value */
   int in_body;         /* headers done: later header callbacks are trailers */
   int done;            /* a complete message is in cur */
+  int begun;           /* a message's first byte was read, and not its end */
   int keep_alive, method, minor;
   int faulty_framing;  /* HTTP/1.0 with Transfer-Encoding: close after it */
   size_t auth_at, auth_end;  /* an absolute-form target's authority in cur */

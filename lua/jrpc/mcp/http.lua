@@ -91,6 +91,47 @@ end
 -- }======================================================================
 
 -- {======================================================================
+-- Media types (RFC 9110 8.3, 12.5.1)
+-- =======================================================================
+
+-- The media type of a Content-Type value, lower-cased, without parameters.
+local function media_type(value)
+  local m = value and value:match("^%s*([^;%s]+)")
+  return m and m:lower()
+end
+
+-- Does `accept` (an Accept value, nil when absent: anything) admit `mtype`
+-- ("type/subtype")? Wildcards count; a range with q=0 refuses.
+local function admits(accept, mtype)
+  if accept == nil then return true end
+  local major = mtype:match("^[^/]+")
+  for range in accept:gmatch("[^,]+") do
+    local r = range:match("^%s*([^;%s]+)")
+    local q = range:match(";%s*[qQ]%s*=%s*([%d.]+)")
+    if r and (q == nil or tonumber(q) ~= 0) then
+      r = r:lower()
+      if r == mtype or r == "*/*" or r == major .. "/*" then return true end
+    end
+  end
+  return false
+end
+
+-- A POST carries one JSON message (415 otherwise, as the official SDKs
+-- answer) and accepts both a JSON and an SSE answer (406 otherwise). No
+-- Accept at all means any type.
+local function media_refusal(req)
+  if media_type(req.headers["content-type"]) ~= "application/json" then
+    return 415, "unsupported media type: Content-Type must be application/json"
+  end
+  local accept = req.headers.accept
+  if not (admits(accept, "application/json") and admits(accept, "text/event-stream")) then
+    return 406, "not acceptable: Accept must allow application/json and text/event-stream"
+  end
+end
+
+-- }======================================================================
+
+-- {======================================================================
 -- One POST
 -- =======================================================================
 
@@ -103,8 +144,9 @@ local function writer(res, state)
     if msg.method ~= nil then
       -- a request of ours has no place on a request's stream: the modern
       -- era asks the client for input with input_required instead
-      if msg.id ~= nil or res.closed then return end
-      if not res.started then res:stream(200, sse_headers()) end
+      if msg.id ~= nil or res.closed or res.ended then return end
+      -- a stream refused (max_streams) was answered 503: the rest is dropped
+      if not res.started and not res:stream(200, sse_headers()) then return end
       res:event(line)
       return
     end
@@ -113,7 +155,7 @@ local function writer(res, state)
     if res.streaming then
       res:event(line)
       res:finish()
-    elseif not res.closed then
+    elseif not res.closed and not res.started then
       local status = msg.error and STATUS_OF[msg.error.code] or 200
       res:send(status, json_headers(), line)
     end
@@ -241,6 +283,8 @@ function M.serve(srv, loop, opts)
       -- GET and DELETE belong to legacy sessions (405 without one)
       return sessions:other(req, res)
     end
+    local status, why = media_refusal(req)
+    if status then return plain(res, status, why) end
     return post(srv, loop, opts, sessions, req, res)
   end
   local server, err = http.listen(loop, listen)

@@ -45,7 +45,7 @@ Sessions.__index = Sessions
 -- Write `line` to `res` as SSE, opening the stream first if need be.
 local function to_stream(sess, res, line)
   if res.closed or res.ended then return false end
-  if not res.started then res:stream(200, sse_headers(sess.id)) end
+  if not res.started and not res:stream(200, sse_headers(sess.id)) then return false end
   return res:event(line)
 end
 
@@ -282,7 +282,10 @@ function Sessions:other(req, res)
       self:rest(sess)
     end
   end
-  res:stream(200, sse_headers(sess.id))
+  if not res:stream(200, sse_headers(sess.id)) then  -- refused: max_streams
+    sess.standalone = nil
+    self:rest(sess)
+  end
 end
 
 M.DEFAULT_IDLE_TIMEOUT = 1800  -- seconds: half an hour without a POST or an open GET stream

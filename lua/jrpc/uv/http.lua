@@ -17,8 +17,13 @@ local workers = require "jrpc.workers"
 local M = {}
 
 M.DEFAULTS = {
-  max_connections = 64,         -- more are answered 503 and closed
-  idle_timeout = 30,            -- seconds a connection may wait for (the rest of) a request
+  max_connections = 64,         -- connections not streaming; see "Limits" in docs/http-server.md
+  max_streams = 64,             -- SSE streams under way, counted apart; more are answered 503
+  idle_timeout = 30,            -- seconds a connection may wait for the first byte of a request
+  header_timeout = 10,          -- seconds from a request's first byte to the end of its head (408)
+  body_timeout = 30,            -- seconds from the end of a head to the end of its body (408)
+  large_body_bytes = 64 * 1024,        -- a request with a larger body is started one per loop turn
+  max_queued_bytes = 1024 * 1024,      -- response bytes queued past which a connection is not read
   max_write_queue = 16 * 1024 * 1024,  -- a stream whose reader lags this far is closed
   max_header_bytes = 8192, max_headers = 64, max_body_bytes = 4 * 1024 * 1024,
 }
@@ -36,6 +41,12 @@ Server.__index = Server
 
 -- {======================================================================
 -- One connection
+--
+-- A connection reads one request at a time: its bytes go to the codec
+-- until a request is whole, then the handler answers it; bytes that come
+-- meanwhile are held (not parsed) until the response ends. `pump` serves
+-- what is there in a loop, so a handler that answers at once does not
+-- serve the next pipelined request from inside its own call.
 -- =======================================================================
 
 local Conn = {}
@@ -49,33 +60,69 @@ function Conn:_close()
   if self.closed then return end
   self.closed = true
   timers.cancel(self.uv, self.timer)
-  self.server.connections[self] = nil
-  self.server.count = self.server.count - 1
+  local server = self.server
+  server.connections[self] = nil
+  if self.streaming then server.streams = server.streams - 1 else server.count = server.count - 1 end
   local res = self.res
   if res and not res.ended then
     res.closed = true
-    if res.on_close then co.call(res.on_close, "on_close", log_of(self.server)) end
+    if res.on_close then co.call(res.on_close, "on_close", log_of(server)) end
   end
   handles.flush_then_close(self.uv, self.tcp, 2)
-  if self.server.draining then self.server:_drained_check() end
+  if server.draining then server:_drained_check() end
 end
 
--- Wait at most idle_timeout for the next request (or the rest of one).
-function Conn:_arm_idle()
+-- The timer of a connection between responses: idle_timeout until a
+-- request's first byte, header_timeout for its head, body_timeout for its
+-- body. Re-armed only when that phase changes.
+function Conn:_arm(phase)
+  if self.phase == phase and self.timer then return end
+  self.phase = phase
   timers.cancel(self.uv, self.timer)
-  self.timer = timers.after(self.uv, self.server.limits.idle_timeout, function()
+  local l = self.server.limits
+  local seconds = phase == "head" and l.header_timeout or phase == "body" and l.body_timeout or l.idle_timeout
+  self.waiting_since = self.uv.now()
+  self.timer = timers.after(self.uv, seconds, function()
     self.timer = nil
-    if self.res == nil then self:_close() end
-  end, "http idle")
+    if self.res ~= nil or self.closed then return end
+    if phase == nil then return self:_close() end
+    self:_refuse(408, "request " .. phase .. " not received within " .. seconds .. " s")
+  end, "http " .. (phase or "idle"))
+end
+
+-- Read while nothing is held past one request's worth and the client
+-- takes its responses.
+function Conn:_update_reading()
+  if self.closed then return end
+  local l = self.server.limits
+  local want = (self.nheld or 0) <= l.max_header_bytes + l.max_body_bytes
+    and not self.backlogged
+  if want == self.reading then return end
+  self.reading = want
+  if want then self.tcp:read_start(self.on_read) else self.tcp:read_stop() end
 end
 
 function Conn:_write(bytes)
   if self.closed then return false end
   local ok = self.tcp:write(bytes)
   if not ok then self:_close(); return false end
-  if self.tcp:get_write_queue_size() > self.server.limits.max_write_queue then
+  local queued = self.tcp:get_write_queue_size()
+  local l = self.server.limits
+  if self.streaming and queued > l.max_write_queue then
     self:_close()  -- a reader that lags this far is gone in all but name
     return false
+  end
+  if queued > l.max_queued_bytes and not self.backlogged then
+    -- the client does not read its responses: read (and serve) no more of
+    -- its requests until what is queued is written
+    self.backlogged = true
+    self:_update_reading()
+    self.tcp:write("", function()
+      self.backlogged = false
+      if self.closed then return end
+      self:_update_reading()
+      self:_pump()
+    end)
   end
   return true
 end
@@ -83,13 +130,18 @@ end
 -- The current response ended: serve the next request, or close.
 function Conn:_done(keep_alive)
   self.res = nil
+  if self.streaming then
+    local server = self.server
+    self.streaming = false
+    server.streams, server.count = server.streams - 1, server.count + 1
+  end
   -- a draining server answers what it took, then lets the connection go
   if not keep_alive or self.server.draining then
     self.closed_after = true
     return self:_close()
   end
-  self:_arm_idle()
-  self:_serve_next()
+  self.phase = false  -- re-armed by the pump
+  self:_pump()
 end
 
 -- The job a worker runs for one request: the handler, and a 500 when it
@@ -110,12 +162,19 @@ local function foreign(res)
   elseif not res.ended then conn:_close() end
 end
 
--- Run the handler for `req` on a worker (it may wait in jrpc calls).
+-- Take `req`: its handler runs now, or, for a large body, in a later
+-- loop turn (Server:_defer).
 function Conn:_handle(req)
   timers.cancel(self.uv, self.timer)
   self.timer = nil
   local res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = req.keep_alive }, Response)
   self.res = res
+  if #req.body > self.server.limits.large_body_bytes then return self.server:_defer(self, req, res) end
+  self:_run(req, res)
+end
+
+-- Run the handler for `req` on a worker (it may wait in jrpc calls).
+function Conn:_run(req, res)
   local server = self.server
   local pool = server.pool
   local worker = pool:take()
@@ -125,39 +184,49 @@ function Conn:_handle(req)
   elseif outcome == "foreign" then foreign(res) end
 end
 
--- Feed `chunk` (if any) and serve the next complete request: its handler,
--- or the error the codec found (then the connection closes).
-function Conn:_next(chunk)
-  local kind, a, b = self.codec:next(chunk)
-  if kind == "request" then return self:_handle(a) end
-  if kind == "error" then
-    self.res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = false }, Response)
-    return self.res:send(a, { ["content-type"] = "text/plain", connection = "close" }, b .. "\n")
-  end
+-- Answer `status` with `text` and close after it: a request that cannot be served.
+function Conn:_refuse(status, text)
+  self.res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = false }, Response)
+  self.res:send(status, { ["content-type"] = "text/plain", connection = "close" }, text .. "\n")
 end
 
-function Conn:_serve_next()
-  if self.closed or self.res ~= nil then return end
-  local held = self.held
-  self.held, self.nheld = nil, 0
-  self:_next(held and table.concat(held) or nil)
+-- Serve the requests that are whole, one after the other, until one is
+-- answered later, the codec needs more bytes, or the client is backlogged.
+function Conn:_pump()
+  if self.pumping then self.again = true; return end
+  self.pumping = true
+  repeat
+    self.again = false
+    while not self.closed and self.res == nil and not self.backlogged do
+      local held = self.held
+      self.held, self.nheld = nil, 0
+      local kind, a, b = self.codec:next(held and (held[2] and table.concat(held) or held[1]))
+      if kind == "request" then
+        self:_handle(a)
+      elseif kind == "error" then
+        self:_refuse(a, b)
+      else
+        self:_arm(self.codec:phase())
+        break
+      end
+    end
+  until not self.again
+  self.pumping = false
+  self:_update_reading()
 end
 
 function Conn:_on_read(err, data)
   if self.closed then return end
   if err or data == nil then return self:_close() end
-  if self.res ~= nil then
-    -- a pipelined request: kept for when this response ends, but reading
-    -- goes on, so a client that hangs up is seen at once (its stream is
-    -- cancelled); what may be kept is bounded like one request
-    local held = self.held or {}
-    self.held, self.nheld = held, (self.nheld or 0) + #data
-    held[#held + 1] = data
-    local l = self.server.limits
-    if self.nheld > l.max_header_bytes + l.max_body_bytes then self:_close() end
-    return
+  local held = self.held or {}
+  self.held, self.nheld = held, (self.nheld or 0) + #data
+  held[#held + 1] = data
+  if self.res ~= nil or self.backlogged then
+    -- a pipelined request: kept for when this response ends (reading
+    -- stops once a request's worth is held)
+    return self:_update_reading()
   end
-  self:_next(data)
+  self:_pump()
 end
 
 -- }======================================================================
@@ -182,12 +251,27 @@ function Response:send(status, headers, body)
 end
 
 --- Start an SSE response; then `event(json)` per message and `finish()`.
+--- A stream counts against `max_streams`, not `max_connections`; when
+--- `max_streams` are under way it is refused: the client gets `503 too many
+--- streams` (with `Retry-After`), and this returns false.
 ---@param status? integer  default 200
 ---@param headers? table<string, string>
+---@return boolean started
 function Response:stream(status, headers)
   if self.started then error("http: response already started", 2) end
+  local conn = self.conn
+  local server = conn.server
+  if server.streams >= server.limits.max_streams then
+    self:send(503, { ["content-type"] = "text/plain", ["retry-after"] = "5" }, "too many streams\n")
+    return false
+  end
   self.started, self.streaming = true, true
-  self.conn:_write(core.http_stream_head(status or 200, headers or {}))
+  if not conn.closed then
+    conn.streaming = true
+    server.count, server.streams = server.count - 1, server.streams + 1
+  end
+  conn:_write(core.http_stream_head(status or 200, headers or {}))
+  return true
 end
 
 --- One SSE message (`data: <json>`) on a stream from `stream`. Returns false
@@ -233,24 +317,44 @@ local function limits_of(opts)
   return l
 end
 
+-- At the connection cap, the connection that has waited longest for (the
+-- rest of) a request makes room: one that is answering or streaming is
+-- never chosen. Nil when every connection is busy.
+local function evictable(server)
+  local victim
+  for conn in pairs(server.connections) do
+    if conn.res == nil and not conn.streaming and not conn.closed
+      and (victim == nil or conn.waiting_since < victim.waiting_since) then
+      victim = conn
+    end
+  end
+  return victim
+end
+
 local function accept(server)
   local uv = server.uv
   local tcp = uv.new_tcp()
   if not server.handle:accept(tcp) then return handles.close(uv, tcp) end
   tcp:nodelay(true)
   local l = server.limits
-  if server.count >= l.max_connections then  -- over the limit: say so, close
-    tcp:write(core.http_response(503, { connection = "close", ["content-type"] = "text/plain" },
-      "too many connections\n"))
-    return handles.flush_then_close(uv, tcp, 1)
+  if server.count >= l.max_connections then
+    local victim = evictable(server)
+    if victim == nil then  -- every connection is answering: say so, close
+      tcp:write(core.http_response(503, { connection = "close", ["content-type"] = "text/plain",
+        ["retry-after"] = "1" }, "too many connections\n"))
+      return handles.flush_then_close(uv, tcp, 1)
+    end
+    server.evicted = server.evicted + 1
+    victim:_close()
   end
-  local conn = setmetatable({ server = server, uv = uv, tcp = tcp, closed = false,
+  local conn = setmetatable({ server = server, uv = uv, tcp = tcp, closed = false, reading = true,
     codec = core.http_server{ max_header_bytes = l.max_header_bytes, max_headers = l.max_headers,
       max_body_bytes = l.max_body_bytes } }, Conn)
   server.count = server.count + 1
   server.connections[conn] = true
-  conn:_arm_idle()
-  tcp:read_start(co.guard(function(err, data) conn:_on_read(err, data) end, "http read", log_of(server)))
+  conn:_arm(nil)
+  conn.on_read = co.guard(function(err, data) conn:_on_read(err, data) end, "http read", log_of(server))
+  tcp:read_start(conn.on_read)
 end
 
 --- Listen for HTTP on `host` (default 127.0.0.1) and `port` (0: a free one);
@@ -268,7 +372,8 @@ function M.listen(loop, opts)
   end
   local uv = loop.uv
   local server = setmetatable({ uv = uv, handler = opts.handler, on_error = opts.on_error,
-    on_shutdown = opts.on_shutdown, limits = limits_of(opts), connections = {}, count = 0 }, Server)
+    on_shutdown = opts.on_shutdown, limits = limits_of(opts), connections = {}, count = 0,
+    streams = 0, evicted = 0, large = { first = 1, last = 0 } }, Server)
   server.pool = workers.new(log_of(server), foreign)
   local handle = uv.new_tcp()
   local ok, err = handle:bind(opts.host or "127.0.0.1", opts.port or 0)
@@ -284,11 +389,58 @@ function M.listen(loop, opts)
   return server
 end
 
+-- {======================================================================
+-- Large requests
+--
+-- Decoding a request of megabytes holds the loop for a good part of a
+-- second. Such requests wait in a queue and start one per loop turn, so
+-- every turn also reads and answers the small requests that came
+-- meanwhile: a small request waits for at most one large one, not for all
+-- of them. Once a burst is over (a second without a new large request)
+-- the garbage is collected and the C heap trimmed, so the memory a burst
+-- took goes back to the system.
+-- =======================================================================
+
+local SETTLE_AFTER = 1  -- seconds without a large request before the memory is given back
+
+function Server:_defer(conn, req, res)
+  local q = self.large
+  q.last = q.last + 1
+  q[q.last] = { conn = conn, req = req, res = res }
+  if not self.large_timer then
+    self.large_timer = timers.after(self.uv, 0, function() self:_run_large() end, "http large request")
+  end
+end
+
+function Server:_run_large()
+  self.large_timer = nil
+  local q = self.large
+  if q.first <= q.last then
+    local job = q[q.first]
+    q[q.first], q.first = nil, q.first + 1
+    if not job.conn.closed then job.conn:_run(job.req, job.res) end
+  end
+  if q.first <= q.last then
+    self.large_timer = timers.after(self.uv, 0, function() self:_run_large() end, "http large request")
+  end
+  timers.cancel(self.uv, self.settle_timer)
+  self.settle_timer = timers.after(self.uv, SETTLE_AFTER, function()
+    self.settle_timer = nil
+    collectgarbage("collect")
+    core.trim_memory()
+  end, "http settle memory")
+end
+
+-- }======================================================================
+
 --- Stop listening and close every connection. Idempotent.
 function Server:close()
   if self.closed then return end
   self.closed = true
   timers.cancel(self.uv, self.grace_timer)
+  timers.cancel(self.uv, self.large_timer)
+  timers.cancel(self.uv, self.settle_timer)
+  self.large_timer, self.settle_timer = nil, nil
   handles.close(self.uv, self.handle)
   for conn in pairs(self.connections) do conn:_close() end
   self:_drained_check()
