@@ -8,7 +8,9 @@
 -- `wN-`, and with JRPC_MCP_LOG_CALLS=1 each tools/call is logged to stderr
 -- as `worker N: tools/call NAME`), `--state-key-file FILE` (the requestState
 -- HMAC key every worker shares), `--allowed-host HOST` (repeatable: the Host
--- values clients use, the balancer's). SIGTERM stops it gracefully.
+-- values clients use, the balancer's), `--limit NAME=VALUE` (repeatable: an
+-- HTTP limit of jrpc.uv.http, e.g. `--limit header_timeout=2`). SIGTERM
+-- stops it gracefully.
 -- On luv (lua-luv) when it is installed, so test_tool_with_progress can
 -- pace its notifications with loop:sleep; else on the blocking stdio.
 dofile((debug.getinfo(1, "S").source:match("^@(.*)[/\\]") or ".") .. "/../paths.lua")
@@ -33,6 +35,11 @@ local function parse_args(argv)
     elseif flag == "--allowed-host" then
       o.allowed_hosts = o.allowed_hosts or {}
       o.allowed_hosts[#o.allowed_hosts + 1] = value
+    elseif flag == "--limit" then
+      local name, n = (value or ""):match("^([%w_]+)=([%d.]+)$")
+      if not name then error("everything_server: --limit needs NAME=NUMBER", 0) end
+      o.limits = o.limits or {}
+      o.limits[name] = tonumber(n)
     else error("everything_server: unknown option " .. flag, 0) end
     if value == nil then error("everything_server: " .. flag .. " needs a value", 0) end
     i = i + 2
@@ -382,8 +389,10 @@ end
 if opt.http then
   assert(loop, "--http needs lua-luv")
   local host, port = opt.http:match("^(.*):(%d+)$")
-  local srv = assert(server:serve_http(loop, { host = host, port = tonumber(port),
-    allowed_hosts = opt.allowed_hosts, session_id_prefix = opt.worker and ("w%d-"):format(opt.worker) }))
+  local http_opts = { host = host, port = tonumber(port),
+    allowed_hosts = opt.allowed_hosts, session_id_prefix = opt.worker and ("w%d-"):format(opt.worker) }
+  for name, n in pairs(opt.limits or {}) do http_opts[name] = n end
+  local srv = assert(server:serve_http(loop, http_opts))
   stop_on_sigterm(srv)
   io.stderr:write(("listening on http://%s:%d/mcp\n"):format(host, srv.port))
   io.stderr:flush()
