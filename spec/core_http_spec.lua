@@ -189,6 +189,55 @@ describe("core.http_server: reading requests", function()
       assert.are.equal(400, status("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"))
     end)
 
+    it("refuses each shape that hides a second request, the hidden one never read", function()
+      local PING = "POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}"
+      local cases = {
+        { "POST /mcp HTTP/1.1\r\nHost: h\r\nTransfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" .. PING,
+          400, "Invalid header field char" },
+        { "POST /mcp HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n" .. PING,
+          400, "Expected LF after chunk data" },
+        { "POST /mcp HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\rX{}\r\n0\r\n\r\n" .. PING,
+          400, "Expected LF after chunk size" },
+        { "POST /mcp HTTP/1.1\r\nHost: h\r\nX: a\rTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" .. PING,
+          400, "Missing expected LF after header value" },
+        { "POST /mcp HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\n{}" .. PING,
+          400, "Unexpected whitespace after header value" },
+        { "POST /mcp HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" .. PING,
+          501, "transfer coding not implemented" },
+      }
+      for _, c in ipairs(cases) do
+        local h = core.http_server()
+        assert.are.same({"error", c[2], c[3]}, {h:next(c[1])})
+        assert.are.same({"error", c[2], c[3]}, {h:next()})
+      end
+      -- HTTP/1.0 framed by Transfer-Encoding: answered, never kept alive (RFC 9112 6.1)
+      local h = core.http_server()
+      local kind, req = h:next("POST /mcp HTTP/1.0\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
+        .. "2\r\n{}\r\n0\r\n\r\n" .. PING)
+      assert.are.same({"request", "{}", false}, {kind, req.body, req.keep_alive})
+    end)
+
+    it("judges an absolute-form target by its authority, not by Host", function()
+      local h = core.http_server()
+      local kind, req = h:next("POST http://other.example:81/mcp?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+      assert.are.same({"request", "other.example:81", "/mcp", "x=1"}, {kind, req.headers.host, req.path, req.query})
+      assert.are.same({"error", 400, "request target has userinfo"},
+        {core.http_server():next("GET http://u@h/ HTTP/1.1\r\nHost: h\r\n\r\n")})
+      assert.are.same({"error", 400, "request target scheme is not http"},
+        {core.http_server():next("GET ftp://h/ HTTP/1.1\r\nHost: h\r\n\r\n")})
+    end)
+
+    it("tells the phase of the request being read", function()
+      local h = core.http_server()
+      assert.is_nil(h:phase())
+      h:next("POST /mcp HTTP/1.1\r\nHo")
+      assert.are.equal("head", h:phase())
+      h:next("st: h\r\nContent-Length: 4\r\n\r\n{")
+      assert.are.equal("body", h:phase())
+      assert.are.equal("request", (h:next("}{}")))
+      assert.is_nil(h:phase())
+    end)
+
     it("505 for versions other than 1.0 and 1.1", function()
       assert.are.same({"error", 505, "HTTP version not supported"}, {err("GET / HTTP/2.0\r\n\r\n")})
       assert.are.same({"error", 505, "HTTP version not supported"}, {err("GET / HTTP/1.2\r\nHost: h\r\n\r\n")})

@@ -17,6 +17,11 @@ local core = {}
 ---@return number
 function core.now() end
 
+--- Give the C heap's free pages back to the system (glibc's malloc_trim);
+--- false where there is no such call.
+---@return boolean
+function core.trim_memory() end
+
 --- Compact JSON text of a value, or nil and why.
 ---@param value any
 ---@param max_depth? integer  1 to 1000, default 128
@@ -184,6 +189,17 @@ function Codec:finish() end
 ---@return integer
 function Codec:want() end
 
+---@class jrpc.CodecOversize
+---@field limit integer  max_message_bytes
+---@field size? integer  the message's Content-Length (absent with newline framing)
+---@field kind? "response"|"call"|"junk"  nil: unknown
+---@field id? string  the id's JSON text when it came before the first container and is clean
+
+--- What is known of the last message dropped for being over max_message_bytes (its
+--- "invalid" event, -32600 "Message too large", came just before), or nil.
+---@return jrpc.CodecOversize|nil
+function Codec:oversize() end
+
 --- Bytes of buffer memory the codec keeps between calls (input, output, held bytes, the
 --- decoder's scratch). A buffer grown past 64 KiB for one large message gives it back
 --- once it holds little again.
@@ -310,7 +326,7 @@ function Pending:stats() end
 local Http = {}
 
 --- Feed `chunk` (when given), then the next request: `"request", req`; or
---- `"error", status, message` for a request that cannot be served (400, 413, 431, 505;
+--- `"error", status, message` for a request that cannot be served (400, 413, 431, 501, 505;
 --- answer it with that status and close: every later call returns the same error);
 --- or nothing when more bytes are needed. Call again until it returns nothing.
 ---@param chunk? string
@@ -318,6 +334,11 @@ local Http = {}
 ---@return jrpc.HttpRequest|integer|nil req_or_status
 ---@return string|nil message
 function Http:next(chunk) end
+
+--- How far the request being read has come: "head", "body", or nil when
+--- none has begun since the last one came out (a server times each apart).
+---@return "head"|"body"|nil
+function Http:phase() end
 
 ---@class jrpc.HttpClient
 local HttpClient = {}

@@ -1,0 +1,243 @@
+-- jrpc.uv.http under clients that do not play along: pipelined floods,
+-- heads and bodies that never end, connections that fill the cap, streams
+-- that stay, clients that never read. Raw TCP clients on 127.0.0.1 in the
+-- same loop; every wait is bounded.
+local S = dofile("spec/uv_support.lua")
+local http = require "jrpc.uv.http"
+
+local uv = S.uv
+local loop = S.loop
+
+local function serve(handler, opts)
+  opts = opts or {}
+  opts.handler = handler
+  opts.port = 0
+  opts.on_error = opts.on_error or function() end
+  return assert(http.listen(loop, opts))
+end
+
+-- A raw client: `got` collects what it reads, `closed` once the server hung up.
+local function connect(port)
+  local c = { tcp = uv.new_tcp(), got = {}, closed = false, connected = false }
+  c.tcp:connect("127.0.0.1", port, function(err)
+    assert(not err, err)
+    c.connected = true
+    c.tcp:read_start(function(rerr, data)
+      if rerr or not data then
+        c.closed = true
+        if not c.tcp:is_closing() then c.tcp:close() end
+        return
+      end
+      c.got[#c.got + 1] = data
+    end)
+  end)
+  assert(S.wait_until(function() return c.connected end, 2))
+  function c.text() return table.concat(c.got) end
+  function c.write(bytes) c.tcp:write(bytes) end
+  function c.close() if not c.tcp:is_closing() then c.tcp:close() end end
+  return c
+end
+
+local function post(body, extra)
+  return ("POST /p HTTP/1.1\r\nHost: h\r\n%sContent-Length: %d\r\n\r\n%s"):format(extra or "", #body, body)
+end
+
+local function count(text, pattern)
+  local n = 0
+  for _ in text:gmatch(pattern) do n = n + 1 end
+  return n
+end
+
+local function echo(req, res)
+  res:send(200, {}, req.body)
+end
+
+describe("jrpc.uv.http limits", function()
+  after_each(S.cleanup)
+
+  it("answers 10,000 pipelined requests in one write, in order, from a handler that answers at once", function()
+    S.run(function()
+      local server = serve(echo)
+      local c = connect(server.port)
+      local parts = {}
+      for i = 1, 10000 do parts[i] = post(tostring(i)) end
+      c.write(table.concat(parts))
+      assert.is_true(S.wait_until(function() return count(c.text(), "HTTP/1%.1 ") >= 10000 end, 20))
+      local text = c.text()
+      assert.are.equal(10000, count(text, "HTTP/1%.1 200 OK\r\n"))
+      local i = 0
+      for body in text:gmatch("Content%-Length: %d+\r\n\r\n(%d+)") do
+        i = i + 1
+        if tonumber(body) ~= i then error(("response %d has body %s"):format(i, body)) end
+      end
+      assert.are.equal(10000, i)
+      c.close()
+      server:close()
+    end, 30)
+  end)
+
+  it("answers 408 to a head that does not end within header_timeout, and to a body within body_timeout", function()
+    S.run(function()
+      local server = serve(echo, { header_timeout = 0.2, body_timeout = 0.3, idle_timeout = 5 })
+      local head = connect(server.port)
+      head.write("POST /p HTTP/1.1\r\nHo")
+      local body = connect(server.port)
+      body.write("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc")
+      local t0 = S.now()
+      assert.is_true(S.wait_until(function() return head.closed and body.closed end, 3))
+      assert.is_true(S.since(t0) < 1.5)
+      local function refusal(msg)
+        return ("HTTP/1.1 408 Request Timeout\r\nconnection: close\r\ncontent-type: text/plain\r\n"
+          .. "Content-Length: %d\r\n\r\n%s"):format(#msg, msg)
+      end
+      assert.are.equal(refusal("request head not received within 0.2 s\n"), head.text())
+      assert.are.equal(refusal("request body not received within 0.3 s\n"), body.text())
+      server:close()
+    end)
+  end)
+
+  it("keeps an idle connection idle_timeout, then closes it without a word", function()
+    S.run(function()
+      local server = serve(echo, { idle_timeout = 0.2 })
+      local c = connect(server.port)
+      c.write(post("x"))
+      assert.is_true(S.wait_until(function() return c.closed end, 2))
+      assert.are.equal("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx", c.text())
+      server:close()
+    end)
+  end)
+
+  it("at max_connections, lets the longest-waiting unfinished connection go for a new one", function()
+    S.run(function()
+      local server = serve(echo, { max_connections = 2 })
+      local slow1 = connect(server.port)
+      slow1.write("P")
+      loop:sleep(0.02)
+      local slow2 = connect(server.port)
+      slow2.write("P")
+      loop:sleep(0.02)
+      local c = connect(server.port)
+      c.write(post("ok"))
+      assert.is_true(S.wait_until(function() return c.text():find("ok$") ~= nil end, 2))
+      assert.are.equal("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", c.text())
+      assert.is_true(S.wait_until(function() return slow1.closed end, 2))
+      assert.is_false(slow2.closed)
+      assert.are.equal("", slow1.text())
+      assert.are.equal(1, server.evicted)
+      slow2.close()
+      c.close()
+      server:close()
+    end)
+  end)
+
+  it("answers 503 when every connection is answering", function()
+    S.run(function()
+      local release = false
+      local server = serve(function(req, res)
+        S.wait_until(function() return release end, 3)
+        echo(req, res)
+      end, { max_connections = 1 })
+      local busy = connect(server.port)
+      busy.write(post("busy"))
+      loop:sleep(0.05)
+      local c = connect(server.port)
+      c.write(post("x"))
+      assert.is_true(S.wait_until(function() return c.closed end, 2))
+      assert.are.equal("HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\n"
+        .. "retry-after: 1\r\nContent-Length: 21\r\n\r\ntoo many connections\n", c.text())
+      release = true
+      assert.is_true(S.wait_until(function() return busy.text():find("busy$") ~= nil end, 2))
+      busy.close()
+      server:close()
+    end)
+  end)
+
+  it("counts SSE streams apart from connections, and refuses those past max_streams with 503", function()
+    S.run(function()
+      local server = serve(function(req, res)
+        if req.path == "/stream" then
+          if res:stream(200, {}) then
+            res:event('{"open":true}')
+            S.wait_until(function() return res.closed end, 5)
+          end
+          return
+        end
+        echo(req, res)
+      end, { max_connections = 1, max_streams = 2 })
+      local s1, s2 = connect(server.port), nil
+      s1.write("GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
+      assert.is_true(S.wait_until(function() return s1.text():find("open") ~= nil end, 2))
+      s2 = connect(server.port)
+      s2.write("GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
+      assert.is_true(S.wait_until(function() return s2.text():find("open") ~= nil end, 2))
+      -- two streams and the one connection of max_connections is still free
+      local c = connect(server.port)
+      c.write(post("short"))
+      assert.is_true(S.wait_until(function() return c.text():find("short$") ~= nil end, 2))
+      local s3 = connect(server.port)
+      c.close()
+      loop:sleep(0.02)
+      s3.write("GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
+      assert.is_true(S.wait_until(function() return s3.text():find("streams") ~= nil end, 2))
+      assert.are.equal("HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 5\r\n"
+        .. "Content-Length: 17\r\n\r\ntoo many streams\n", s3.text())
+      assert.is_false(s1.closed or s2.closed)
+      s1.close(); s2.close(); s3.close()
+      server:close()
+    end)
+  end)
+
+  it("stops reading a client that does not read its responses, and serves it again once it does", function()
+    S.run(function()
+      local handled = 0
+      local big = ("x"):rep(256 * 1024)
+      local server = serve(function(_, res)
+        handled = handled + 1
+        res:send(200, {}, big)
+      end, { max_queued_bytes = 64 * 1024 })
+      -- a raw socket that reads nothing: the kernel's buffers fill, then ours
+      local c = { tcp = uv.new_tcp() }
+      local connected = false
+      c.tcp:connect("127.0.0.1", server.port, function() connected = true end)
+      assert.is_true(S.wait_until(function() return connected end, 2))
+      local parts = {}
+      for i = 1, 200 do parts[i] = post("r") end
+      c.tcp:write(table.concat(parts))
+      loop:sleep(0.5)
+      local stuck = handled
+      assert.is_true(stuck < 200, "handled " .. stuck)
+      loop:sleep(0.3)
+      assert.are.equal(stuck, handled)  -- it stays stuck while nothing is read
+      local seen = 0
+      c.tcp:read_start(function(_, data) if data then seen = seen + #data end end)
+      assert.is_true(S.wait_until(function() return handled == 200 end, 10))
+      assert.is_true(S.wait_until(function() return seen >= 200 * #big end, 10))
+      c.tcp:close()
+      server:close()
+    end, 20)
+  end)
+
+  it("starts large requests one per loop turn: a small one is answered before the large ones queued", function()
+    S.run(function()
+      local order = {}
+      local server = serve(function(req, res)
+        order[#order + 1] = #req.body > 1000 and "large" or "small"
+        res:send(200, {}, "")
+      end, { large_body_bytes = 1000 })
+      local bodies = ("y"):rep(5000)
+      local conns = {}
+      for i = 1, 4 do conns[i] = connect(server.port) end
+      local small = connect(server.port)
+      for i = 1, 4 do conns[i].write(post(bodies)) end
+      small.write(post("s"))
+      assert.is_true(S.wait_until(function() return #order == 5 end, 3))
+      -- the small one does not wait behind all four large ones
+      local at
+      for i, v in ipairs(order) do if v == "small" then at = i end end
+      assert.is_true(at <= 2, table.concat(order, " "))
+      for i = 1, 4 do conns[i].close() end
+      small.close()
+      server:close()
+    end)
+  end)
+end)
