@@ -164,10 +164,10 @@ describe("jrpc.uv.http limits", function()
         end
         echo(req, res)
       end, { max_connections = 1, max_streams = 2 })
-      local s1, s2 = connect(server.port), nil
+      local s1 = connect(server.port)
       s1.write("GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
       assert.is_true(S.wait_until(function() return s1.text():find("open") ~= nil end, 2))
-      s2 = connect(server.port)
+      local s2 = connect(server.port)
       s2.write("GET /stream HTTP/1.1\r\nHost: h\r\n\r\n")
       assert.is_true(S.wait_until(function() return s2.text():find("open") ~= nil end, 2))
       -- two streams and the one connection of max_connections is still free
