@@ -17,7 +17,7 @@ local workers = require "jrpc.workers"
 local M = {}
 
 M.DEFAULTS = {
-  max_connections = 64,         -- connections not streaming; see "Limits" in docs/http-server.md
+  max_connections = 64,         -- connections not streaming (README: "HTTP limits and refusals")
   max_streams = 64,             -- SSE streams under way, counted apart; more are answered 503
   idle_timeout = 30,            -- seconds a connection may wait for the first byte of a request
   header_timeout = 10,          -- seconds from a request's first byte to the end of its head (408)
