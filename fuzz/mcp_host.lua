@@ -279,7 +279,8 @@ end
 
 -- The statuses README documents for Streamable HTTP and core.http_server.
 local STATUSES = { [200] = true, [202] = true, [204] = true, [400] = true, [403] = true, [404] = true,
-  [405] = true, [413] = true, [421] = true, [431] = true, [503] = true, [505] = true }
+  [405] = true, [406] = true, [408] = true, [413] = true, [415] = true, [421] = true, [431] = true,
+  [501] = true, [503] = true, [505] = true }
 
 -- The HTTP status of a modern JSON error answer (mcp/http.lua, README).
 local STATUS_OF = { [-32602] = 400, [-32020] = 400, [-32021] = 400, [-32022] = 400, [-32700] = 400,
