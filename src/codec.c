@@ -12,6 +12,9 @@ static const char CODEC_MT[] = "jrpc.Codec";
 #define DEFAULT_MAX_BATCH  1000
 #define HEAD  48  /* room for "Content-Length: " + 20 digits + CRLFCRLF */
 
+/* registry key of codec -> its last over-limit message (codec:oversize) */
+static const char CODEC_OVERSIZE_KEY = 0;
+
 /* methods carry the codec metatable as upvalue 6 (udata.c) */
 #define check_codec(L)  ((Codec *)ud_check(L, lua_upvalueindex(6), CODEC_MT))
 
@@ -272,6 +275,78 @@ static int codec_memory (lua_State *L) {
 
 
 /*
+** A message over max_message_bytes (frame.c), told by its first bytes
+** [p, e), read before anything is allocated (they are in the framer's
+** input). The event is the one it always was (reply due, id null), but a
+** call whose id could be read is answered with that id. What is known of
+** it is kept for codec:oversize() (a peer does not answer a response):
+** registry[CODEC_OVERSIZE_KEY] (weak keys) maps the codec to {size, limit,
+** kind, id}.
+*/
+static int push_too_large (lua_State *L, Codec *C, Work *W, FrameEvent *ev,
+                           const char *p, const char *e) {
+  static const char *const kinds[] = {NULL, "response", "call", "junk"};
+  FramePeek pk;
+  /* Content-Length: the body's size (nothing of it dropped yet) */
+  lua_Integer size = C->F.lsp ? (lua_Integer)C->F.discard : -1;
+  lua_Integer limit = (lua_Integer)C->F.max_bytes;
+  frame_peek(p, e, &pk);  /* copies what it keeps: [p, e) is not read again */
+  if (W != NULL) work_release(L, W);
+  luaL_checkstack(L, 12, "codec:next");
+  msg_pushinvalid(L, ev->code, ev->msg, pk.kind == PEEK_CALL && pk.idlen > 0 ? pk.id : NULL,
+                  pk.idlen, ev->reply, ev->detail);
+  lua_pushlightuserdata(L, (void *)&CODEC_OVERSIZE_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 1);            /* its metatable: weak keys */
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushlightuserdata(L, (void *)&CODEC_OVERSIZE_KEY);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_pushvalue(L, 1);                   /* the codec */
+  lua_createtable(L, 0, 4);
+  if (size >= 0) {
+    lua_pushinteger(L, size);
+    lua_setfield(L, -2, "size");
+  }
+  lua_pushinteger(L, limit);
+  lua_setfield(L, -2, "limit");
+  if (kinds[pk.kind] != NULL) {
+    lua_pushstring(L, kinds[pk.kind]);
+    lua_setfield(L, -2, "kind");
+  }
+  if (pk.idlen > 0) {
+    lua_pushlstring(L, pk.id, pk.idlen);
+    lua_setfield(L, -2, "id");
+  }
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return 6;
+}
+
+
+/*
+** codec:oversize(): what is known of the last message dropped for being
+** over max_message_bytes (see push_too_large), or nothing.
+*/
+static int codec_oversize (lua_State *L) {
+  check_codec(L);
+  lua_settop(L, 1);
+  lua_pushlightuserdata(L, (void *)&CODEC_OVERSIZE_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) return 0;
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  return lua_isnil(L, -1) ? 0 : 1;
+}
+
+
+/*
 ** codec:next([chunk]): feed 'chunk' if given, then the next message.
 ** The message is copied into this call's Work before decoding: a
 ** finalizer run while values are pushed may feed this codec (the input
@@ -286,7 +361,7 @@ static int codec_memory (lua_State *L) {
 static int codec_next (lua_State *L) {
   Codec *C = check_codec(L);
   Work *W = NULL;
-  const char *p, *e;
+  const char *p = NULL, *e = NULL;  /* an event sets them for push_too_large */
   FrameEvent ev;
   MsgCtx M;
   int n, null, top = lua_gettop(L);  /* gettop: cheap on LuaJIT */
@@ -313,6 +388,7 @@ static int codec_next (lua_State *L) {
       return n;
     }
     case FR_EVENT:
+      if (ev.msg == FRAME_TOO_LARGE) return push_too_large(L, C, W, &ev, p, e);
       if (W != NULL) work_release(L, W);
       return msg_pushinvalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
     default:
@@ -638,6 +714,7 @@ static const luaL_Reg codec_methods[] = {
   {"finish", codec_finish},
   {"want", codec_want},
   {"memory", codec_memory},
+  {"oversize", codec_oversize},
   {"next", codec_next},
   {"shapes", codec_shapes},
   {"result", codec_result},

@@ -4,10 +4,19 @@
 ** skipped) and Content-Length headers as LSP uses them (header names in any
 ** case, other headers ignored, junk lines such as stray log output skipped).
 ** Memory stays bounded: a message over the limit is dropped as it streams
-** in and reported once, and the stream stays in sync after it.
+** in and reported once, and the stream stays in sync after it. Its first
+** bytes (at most PEEK_BYTES) are kept long enough for frame_peek to tell
+** whether it is a response and which id it carries: the event hands them
+** over in [*mp, *me) (see frame_next).
 */
 
 #define MAX_HEADER_LINE  8192
+#define PEEK_BYTES  256   /* of a dropped message, read for its kind and id */
+#define PEEK_ID     128   /* the longest id text frame_peek keeps */
+
+/* Content-Length framing: 'dropping' is 2 while the first bytes of an
+   oversized body are awaited (its event is reported once they are here) */
+#define PEEKING  2
 
 static void frame_init (Framer *F, int lsp, size_t max_bytes) {
   memset(F, 0, sizeof(*F));
@@ -41,8 +50,15 @@ static int frame_event (FrameEvent *ev, int code, const char *msg, int reply,
 }
 
 
-static int too_large (Framer *F, FrameEvent *ev) {
-  return frame_event(ev, JR_INVALID_REQUEST, "Message too large", 1,
+/* the one message text of an over-limit event (codec.c tells it so) */
+static const char FRAME_TOO_LARGE[] = "Message too large";
+
+/* the event for a message over the limit whose first bytes are [p, p + n) */
+static int too_large (Framer *F, FrameEvent *ev, const char *p, size_t n,
+                      const char **mp, const char **me) {
+  if (n > PEEK_BYTES) n = PEEK_BYTES;
+  *mp = p; *me = p + n;
+  return frame_event(ev, JR_INVALID_REQUEST, FRAME_TOO_LARGE, 1,
                      "message larger than the limit of %lu bytes",
                      (unsigned long)F->max_bytes);
 }
@@ -68,7 +84,10 @@ static int ndjson_next (Framer *F, const char **mp, const char **me,
       else if (F->scanned > F->max_bytes) {  /* stop buffering it */
         F->dropping = 1;
         F->off = F->in.n; F->scanned = 0;
-        return too_large(F, ev);
+        /* its first max_bytes + 1 bytes are read, as when the line comes
+           whole: what is found there does not depend on how bytes arrive
+           (they stay where they are until the next feed) */
+        return too_large(F, ev, start, F->max_bytes + 1, mp, me);
       }
       else if (F->eof && F->scanned > 0) {  /* last line without '\n' */
         F->off = F->in.n; F->scanned = 0;
@@ -81,7 +100,8 @@ static int ndjson_next (Framer *F, const char **mp, const char **me,
     if (F->dropping) { F->dropping = 0; continue; }
     /* size first: a long line is too large even if blank, as it is while
        it streams in, so the events do not depend on how bytes arrive */
-    if ((size_t)(nl - start) > F->max_bytes) return too_large(F, ev);
+    if ((size_t)(nl - start) > F->max_bytes)
+      return too_large(F, ev, start, F->max_bytes + 1, mp, me);
     if (blank(start, nl)) continue;
     *mp = start; *me = nl;
     return FR_MSG;
@@ -161,7 +181,8 @@ static int end_of_headers (Framer *F, FrameEvent *ev) {
                        "header block without a valid Content-Length%.0lu", 0);
   if ((unsigned long long)n > F->max_bytes) {
     F->discard = (size_t)n;
-    return too_large(F, ev);
+    F->dropping = PEEKING;  /* reported once its first bytes are here */
+    return FR_EVENT + 1;    /* keep going */
   }
   F->body = n;
   return FR_MORE;  /* go on reading the body */
@@ -219,6 +240,14 @@ static int lsp_next (Framer *F, const char **mp, const char **me,
                      FrameEvent *ev) {
   for (;;) {
     size_t avail = F->in.n - F->off;
+    if (F->dropping == PEEKING) {  /* an oversized body: its first bytes */
+      size_t need = F->discard < PEEK_BYTES ? F->discard : PEEK_BYTES;
+      if (avail < need && !F->eof) return FR_MORE;
+      F->dropping = 0;
+      /* the body stays in the buffer until the next call drops it */
+      return too_large(F, ev, F->in.p + F->off, avail < need ? avail : need,
+                       mp, me);
+    }
     if (F->discard > 0) {
       size_t d = avail < F->discard ? avail : F->discard;
       F->off += d;
@@ -262,7 +291,94 @@ static int lsp_next (Framer *F, const char **mp, const char **me,
 /* }=============================================================== */
 
 
-/* the next message [*mp, *me), an event, or FR_MORE */
+/* {====================== peeking ============================== */
+
+/* what the first bytes of a dropped message say it is */
+enum { PEEK_UNKNOWN, PEEK_RESPONSE, PEEK_CALL, PEEK_JUNK };
+
+typedef struct FramePeek {
+  int kind;
+  size_t idlen;          /* 0: no id could be read */
+  char id[PEEK_ID];      /* its JSON text: a string without escapes, or an
+                            integer that fits 64 bits (valid in every profile) */
+} FramePeek;
+
+static int peek_key (const char *k, const char *ke, const char *lit) {
+  size_t n = strlen(lit);
+  return (size_t)(ke - k) == n + 2 && memcmp(k + 1, lit, n) == 0;
+}
+
+/*
+** Read the top-level members of the message starting [p, e) (cut short
+** anywhere) while their values are scalars; stop at the first container
+** (the big member, as a rule: "result", "params") or at anything unclear.
+** Keys "result"/"error" make it a response, "method"/"params" a call (a
+** request or a notification); an "id" whose value is complete and clean is
+** kept. Anything odd leaves the kind unknown or the id unread: the caller
+** then assumes the worst. Allocates nothing, keeps no pointer into [p, e).
+*/
+static void frame_peek (const char *p, const char *e, FramePeek *pk) {
+  Scan S;
+  const char *id = NULL, *ide = NULL;
+  int response = 0, call = 0, ids = 0;
+  memset(&S, 0, sizeof(S));
+  pk->kind = PEEK_UNKNOWN;
+  pk->idlen = 0;
+  p = scan_skipws(p, e);
+  if (p == e || (*p != '{' && *p != '[')) { pk->kind = PEEK_JUNK; return; }
+  if (*p == '[') return;  /* a batch: its ids are inside */
+  for (p++;;) {
+    const char *k, *ke, *v;
+    int isint = 0, is_id;
+    p = scan_skipws(p, e);
+    if (p == e || *p != '"') break;
+    k = p;
+    S.has_escape = 0;
+    if ((p = scan_string(&S, p, e)) == NULL || S.has_escape) break;
+    ke = p;
+    p = scan_skipws(p, e);
+    if (p == e || *p != ':') break;
+    p = scan_skipws(p + 1, e);
+    if (peek_key(k, ke, "result") || peek_key(k, ke, "error")) response = 1;
+    else if (peek_key(k, ke, "method") || peek_key(k, ke, "params")) call = 1;
+    is_id = peek_key(k, ke, "id");
+    if (p == e || *p == '{' || *p == '[') break;
+    v = p;
+    if (*p == '"') p = scan_string(&S, p, e);
+    else if (*p == '-' || num_isdigit((unsigned char)*p)) p = scan_number(&S, p, e, &isint);
+    else if (*p == 't') p = scan_literal(&S, p, e, "true", 4);
+    else if (*p == 'f') p = scan_literal(&S, p, e, "false", 5);
+    else if (*p == 'n') p = scan_literal(&S, p, e, "null", 4);
+    else break;
+    if (p == NULL) break;
+    if (is_id) {  /* kept once its token is known to be whole */
+      long long n;
+      ids++;
+      id = NULL;
+      if ((*v == '"' && !S.has_escape) || (isint && num_token_int64(v, p, &n))) {
+        id = v; ide = p;
+      }
+    }
+    p = scan_skipws(p, e);
+    if (p == e || (*p != ',' && *p != '}')) { if (is_id) id = NULL; break; }
+    if (*p == '}') break;
+    p++;
+  }
+  if (response != call) pk->kind = response ? PEEK_RESPONSE : PEEK_CALL;
+  if (id != NULL && ids == 1 && (size_t)(ide - id) <= PEEK_ID) {
+    pk->idlen = (size_t)(ide - id);
+    memcpy(pk->id, id, pk->idlen);
+  }
+}
+
+/* }=============================================================== */
+
+
+/*
+** The next message [*mp, *me), an event, or FR_MORE. With a message over
+** the limit, the event (FRAME_TOO_LARGE) comes with its first bytes in
+** [*mp, *me), for frame_peek, valid until the next feed or next.
+*/
 static int frame_next (Framer *F, const char **mp, const char **me,
                        FrameEvent *ev) {
   if (F->in.p == NULL) return FR_MORE;  /* nothing fed yet (no buffer) */

@@ -124,6 +124,44 @@ local function send_cancel(peer, id, reason)
   if bytes then peer._out:write(bytes) end
 end
 
+-- The error a request settles with when its reply was over the limit
+-- (`info`: codec:oversize()); `all`: the reply's id could not be read.
+local function too_large_error(info, all)
+  local size, limit = info.size, info.limit
+  local msg
+  if size then
+    msg = ("reply too large: %d bytes, limit %d bytes (max_message_bytes)"):format(size, limit)
+  else  -- newline framing: only known to be over the limit
+    msg = ("reply too large: more than %d bytes, limit %d bytes (max_message_bytes)"):format(limit, limit)
+  end
+  if all then msg = msg .. "; its id could not be read, so every pending request failed" end
+  return errors.new(errors.codes.INVALID_REQUEST, msg, { size = size, limit = limit })
+end
+
+--- A message over max_message_bytes was dropped (`info`: what
+--- codec:oversize() read of its first bytes). A call (request or
+--- notification) or junk answers none of our requests. A response whose id
+--- was read settles that request. Anything else (a response whose id comes
+--- after its result, a batch, a message cut short) may be the reply any of
+--- them waits for, and none may wait forever: every pending request
+--- settles, and the other side is told we gave them up.
+function M.too_large(peer, info)
+  if info == nil or info.kind == "call" or info.kind == "junk" then return end
+  local calls = peer._calls
+  local pending = calls.pending
+  if info.kind == "response" and info.id then
+    local slot = pending:settle(info.id)
+    if slot == nil then return unmatched(peer, info.id) end
+    return settle(peer, slot, too_large_error(info, false))
+  end
+  while true do
+    local slot = pending:pop()
+    if slot == nil then return end
+    send_cancel(peer, calls.ids[slot], "reply too large")
+    settle(peer, slot, too_large_error(info, true))
+  end
+end
+
 -- Wait in `co` for the request in `rawid` to settle. A resume by anything
 -- but jrpc (another scheduler) gives the request up: it is cancelled, so
 -- it still settles exactly once, and the caller learns why.

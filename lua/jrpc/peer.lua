@@ -317,7 +317,10 @@ end
 ---@field profile? "jsonrpc"|"mcp"|"lsp"  default "jsonrpc"
 ---@field framing? "ndjson"|"lsp"    default: "lsp" for profile lsp, else "ndjson"
 ---@field timeout? number            default per-request timeout in seconds (nil: none)
----@field max_message_bytes? integer passed to the core codec
+---@field max_message_bytes? integer passed to the core codec (default 16 MiB; 64 MiB in profile
+---                                  lsp). A reply over it settles the request it answers with
+---                                  -32600 "reply too large: ..." (every pending request when its
+---                                  id cannot be read)
 ---@field max_depth? integer         passed to the core codec
 ---@field max_batch? integer         passed to the core codec
 ---@field max_pending? integer       passed to the core pending table
@@ -325,8 +328,10 @@ end
 ---@field on_error? fun(msg: string) faults (default: io.stderr; vim.notify in Neovim)
 ---@field on_debug? fun(msg: string) routine events (default: none; they are counted in stats)
 ---@field null? any                  what JSON null decodes to in values (default jrpc.null; vim.NIL)
----@field role? "client"|"server"   a client never answers input it cannot decode
----                                  (default: client when it has no handlers)
+---@field role? "client"|"server"   a client never answers input it cannot decode (default:
+---                                  set by the transport: client on the side that spawned or
+---                                  connected, server on the side that accepted; a bare peer
+---                                  is a client when it has no handlers)
 ---@field clock? fun(): number       seconds, for deadlines (default core.now)
 ---@field methods? table<string, function>  handlers to register at once
 
@@ -335,7 +340,7 @@ end
 function M.new(opts)
   local profile = check_options(opts)
   local codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
-    max_message_bytes = opts.max_message_bytes, max_depth = opts.max_depth,
+    max_message_bytes = opts.max_message_bytes or profile.max_message_bytes, max_depth = opts.max_depth,
     max_batch = opts.max_batch, null = opts.null }
   local peer = setmetatable({
     _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,

@@ -25,6 +25,8 @@ local is_wire_error = errors.is_wire_error
 local codes = errors.codes
 local METHOD_NOT_FOUND, INTERNAL_ERROR = codes.METHOD_NOT_FOUND, codes.INTERNAL_ERROR
 local REQUEST_CANCELLED = codes.REQUEST_CANCELLED
+-- the codec's message for input over max_message_bytes (src/frame.c)
+local TOO_LARGE = "Message too large"
 
 local M = {}
 
@@ -432,8 +434,10 @@ end
 
 -- Does this peer answer input it cannot decode? A client does not: a
 -- server that logs to stdout would get an error response for each log line
--- (many such servers crash on that). `role` says; by default a peer without
--- handlers is a client.
+-- (many such servers crash on that). `role` says: the transports set it
+-- ("client" on the side that spawned or connected, "server" on the side
+-- that accepted; the caller's own option wins); a bare peer without it is
+-- a client when it has no handlers.
 local function answers_invalid(srv)
   if srv.role ~= nil then return srv.role ~= "client" end
   return next(srv.handlers) ~= nil
@@ -444,6 +448,12 @@ end
 function M.invalid(peer, code, message, rawid, reply, detail, batch)
   local srv = peer._srv
   srv.invalid = srv.invalid + 1
+  if message == TOO_LARGE and batch == nil then
+    -- it may be the reply one of our requests waits for; nobody answers a reply
+    local info = peer._codec:oversize()
+    client.too_large(peer, info)
+    if info and info.kind == "response" then reply = false end
+  end
   if reply and not answers_invalid(srv) then
     -- routine: servers print log lines on stdout; counted in `invalid`
     if peer._debug == nil then return end

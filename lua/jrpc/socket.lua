@@ -189,7 +189,8 @@ function Loop:_forget(conn) self._conns[conn] = nil end
 --- coroutine without `on_connect` it waits and returns the connection or
 --- `nil, err`; else `on_connect(conn, err)` is called from a pump and this
 --- returns the connection at once (requests made on it before the connect
---- completes are sent once it does).
+--- completes are sent once it does). Its peer's role is "client" (it never
+--- answers input it cannot decode) unless `opts.role` says.
 ---@param opts table
 ---@return jrpc.socket.Connection|nil conn
 ---@return string|nil err
@@ -198,7 +199,8 @@ function Loop:connect(opts)
 end
 
 --- Listen on TCP (`host`, default "127.0.0.1"; `port`, 0 picks a free one);
---- every pump accepts. Each connection gets its own peer from `opts`.
+--- every pump accepts. Each connection gets its own peer from `opts`, role
+--- "server" unless `opts.role` says.
 ---@param opts table
 ---@return jrpc.socket.Server|nil server
 ---@return string|nil err

@@ -18,6 +18,7 @@ function M.peer(opts)
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   o.send = o.send or M.send
+  o.role = o.role or "server"  -- stdin was handed to us: we serve it
   return peer_mod.new(o)
 end
 

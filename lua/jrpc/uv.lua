@@ -185,10 +185,14 @@ end
 -- }======================================================================
 
 -- {======================================================================
--- Connections
+-- Connections. The side that started a connection (spawn, connect) is
+-- role "client": it never answers input it cannot decode (a server's log
+-- lines, a message over max_message_bytes), it only logs it (on_debug).
+-- The side that accepted one (listen, stdio) is role "server" and answers
+-- it. Option `role` overrides either.
 -- =======================================================================
 
---- This process's stdin/stdout, non-blocking. Ends at the end of input.
+--- This process's stdin/stdout, non-blocking. Ends at the end of input. Role "server".
 ---@param opts? table  peer options + max_write_queue, on_close
 ---@return jrpc.uv.Connection|nil conn
 ---@return string|nil err
@@ -196,7 +200,7 @@ function Loop:stdio(opts)
   return require("jrpc.uv.stdio").open(self, opts or {})
 end
 
---- Spawn a child process and talk to it over its stdin/stdout.
+--- Spawn a child process and talk to it over its stdin/stdout. Role "client".
 ---@param opts table  cmd, args, env, cwd, stderr, on_exit + peer/transport options
 ---@return jrpc.uv.Child|nil child
 ---@return string|nil err
@@ -204,7 +208,7 @@ function Loop:spawn(opts)
   return require("jrpc.uv.process").spawn(self, opts)
 end
 
---- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server.
+--- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server. Role "client".
 ---@param opts table
 ---@return jrpc.uv.Connection|boolean|nil
 ---@return string|nil err
@@ -212,7 +216,7 @@ function Loop:connect(opts)
   return require("jrpc.uv.net").connect(self, opts)
 end
 
---- Listen for connections; each gets its own peer.
+--- Listen for connections; each gets its own peer, role "server".
 ---@param opts table
 ---@return jrpc.uv.Server|nil server
 ---@return string|nil err

@@ -258,8 +258,10 @@ end
 ---@param sock userdata
 ---@param opts table  peer options, plus max_write_queue, finish_grace, on_close
 ---@param connecting? boolean
+---@param role? "client"|"server"  the peer's role unless opts.role says: "client" on
+---  the side that connected, "server" (the default) on the side that accepted
 ---@return jrpc.socket.Connection
-function M.new(loop, sock, opts, connecting)
+function M.new(loop, sock, opts, connecting, role)
   local self = setmetatable({
     loop = loop, sock = sock,
     max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
@@ -272,6 +274,7 @@ function M.new(loop, sock, opts, connecting)
   for k, v in pairs(opts) do o[k] = v end
   o.send = function(bytes) self:_send(bytes) end
   o.clock = o.clock or loop.clock
+  if o.role == nil then o.role = role or "server" end  -- the caller's option wins
   self.peer = peer_mod.new(o)
   return self
 end

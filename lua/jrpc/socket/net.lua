@@ -76,7 +76,7 @@ function M.connect(loop, opts)
     sock:close()
     return nil, ("connect to %s: %s"):format(describe(opts), tostring(err))
   end
-  local conn = conn_mod.new(loop, sock, opts, true)
+  local conn = conn_mod.new(loop, sock, opts, true, "client")
   conn._address, conn._waiter, conn._on_connect = describe(opts), waiter, on_connect
   conn._connect_deadline = loop.clock() + (opts.connect_timeout or 10)
   loop:_add(conn)
@@ -114,7 +114,7 @@ function Server:_accept()
     any = true
     client:settimeout(0)
     client:setoption("tcp-nodelay", true)
-    local conn = conn_mod.new(self.loop, client, self.opts)
+    local conn = conn_mod.new(self.loop, client, self.opts, false, "server")
     self.connections[conn] = true
     conn._close_hooks[#conn._close_hooks + 1] = function() self.connections[conn] = nil end
     self.loop:_add(conn)

@@ -84,7 +84,7 @@ function M.connect(loop, opts)
       return deliver(nil, err)
     end
     if not opts.path then handle:nodelay(true) end
-    deliver(stream.new(loop, handle, handle, opts, EOF_REASON):start())
+    deliver(stream.new(loop, handle, handle, opts, EOF_REASON, "client"):start())
   end, "connect"))
   if not ok then
     handles.close(uv, handle)
@@ -126,7 +126,7 @@ local function accept(server, loop, opts)
     return co.report("accept failed: " .. tostring(err))
   end
   if not opts.path then client:nodelay(true) end
-  local conn = stream.new(loop, client, client, opts, EOF_REASON)
+  local conn = stream.new(loop, client, client, opts, EOF_REASON, "server")
   server.connections[conn] = true
   conn:_on_close_hook(function() server.connections[conn] = nil end)
   if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.peer:logger(), conn) end

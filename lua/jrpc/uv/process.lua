@@ -206,7 +206,8 @@ function M.spawn(loop, opts)
   check(opts)
   local uv = loop.uv
   local stdin, stdout = uv.new_pipe(false), uv.new_pipe(false)
-  local child = setmetatable(stream.new(loop, stdout, stdin, opts, "process closed its stdout"), Child)
+  -- we started it: a client, which never answers what it cannot decode
+  local child = setmetatable(stream.new(loop, stdout, stdin, opts, "process closed its stdout", "client"), Child)
   child.on_ended, child.on_exit, child._exit_waiters = on_ended, opts.on_exit, {}
   local err_pipe, sink = stderr_slot(uv, opts.stderr, child)
   local handle, pid_or_err = uv.spawn(opts.cmd, {

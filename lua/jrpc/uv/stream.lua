@@ -295,10 +295,11 @@ end
 
 -- }======================================================================
 
-local function peer_options(opts, send)
+local function peer_options(opts, send, role)
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
   o.send = send
+  if o.role == nil then o.role = role end  -- the caller's option wins
   return o
 end
 
@@ -318,8 +319,11 @@ end
 ---@param writer userdata|table
 ---@param opts table  peer options, plus max_write_queue and on_close
 ---@param eof_reason string  the close reason when the reader ends
+---@param role? "client"|"server"  the peer's role unless opts.role says: "client" on
+---  the side that started the connection (spawn, connect), "server" (the default) on
+---  the side that accepted it (a listener's connection, stdio)
 ---@return jrpc.uv.Connection
-function M.new(loop, reader, writer, opts, eof_reason)
+function M.new(loop, reader, writer, opts, eof_reason, role)
   local self = setmetatable({
     loop = loop, uv = loop.uv, reader = reader, writer = writer,
     max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
@@ -328,7 +332,7 @@ function M.new(loop, reader, writer, opts, eof_reason)
     on_close = opts.on_close, _close_hooks = {},
     _closed = false, _eof = false, _busy = false, _backlog = false, _paused = false, _reading = false,
   }, Connection)
-  self.peer = peer_mod.new(peer_options(opts, function(bytes) self:_send(bytes) end))
+  self.peer = peer_mod.new(peer_options(opts, function(bytes) self:_send(bytes) end, role or "server"))
   local log = self.peer:logger()
   self._read_cb = co.guard(function(err, data) self:_on_read(err, data) end, "read", log)
   self._written_cb = co.guard(function(err) self:_on_written(err) end, "write", log)
