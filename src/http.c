@@ -273,12 +273,13 @@ static size_t http_run (Http *H, const char *p, size_t n) {
     llhttp_resume(&H->P);
   }
   else if (e != HPE_OK) {
-    if (H->status == 0 && e == HPE_INVALID_VERSION)   /* HTTP/1.2, 3.0 */
+    const char *why = llhttp_get_error_reason(&H->P);
+    if (H->status == 0 && e == HPE_INVALID_VERSION && why != NULL &&
+        strcmp(why, "Invalid HTTP version") == 0)   /* HTTP/1.2, 3.0 */
       http_fail(H, 505, "HTTP version not supported");
     else if (H->status == 0) {     /* the parser's own error, not ours */
       H->status = 400;
-      H->errmsg = llhttp_get_error_reason(&H->P);
-      if (H->errmsg == NULL) H->errmsg = llhttp_errno_name(e);
+      H->errmsg = (why != NULL) ? why : llhttp_errno_name(e);
     }
     H->done = 0;
     return n;

@@ -145,8 +145,12 @@ local function writer(res, state)
       -- a request of ours has no place on a request's stream: the modern
       -- era asks the client for input with input_required instead
       if msg.id ~= nil or res.closed or res.ended then return end
-      -- a stream refused (max_streams) was answered 503: the rest is dropped
-      if not res.started and not res:stream(200, sse_headers()) then return end
+      -- a stream refused (max_streams) was answered 503: the request is
+      -- cancelled as if its client went away
+      if not res.started and not res:stream(200, sse_headers()) then
+        if res.on_close then res.on_close() end
+        return
+      end
       res:event(line)
       return
     end
@@ -231,7 +235,8 @@ local function post(srv, loop, opts, sessions, req, res)
   peer:receive(req.body .. "\n")
   local every = opts.listen_keep_alive == nil and DEFAULT_KEEP_ALIVE or opts.listen_keep_alive
   local stop = msg.method == "subscriptions/listen" and every and keep_alive(loop, res, every)
-  if not state.done and not res.closed then
+  -- (a response already ended here was refused: max_streams)
+  if not state.done and not res.closed and not res.ended then
     state.waiter = co.current()
     co.wait("mcp http reply")
   end

@@ -167,7 +167,8 @@ end
 function Conn:_handle(req)
   timers.cancel(self.uv, self.timer)
   self.timer = nil
-  local res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = req.keep_alive }, Response)
+  local res = setmetatable({ conn = self, closed = false, ended = false, keep_alive = req.keep_alive,
+    head_only = req.method == "HEAD" }, Response)
   self.res = res
   if #req.body > self.server.limits.large_body_bytes then return self.server:_defer(self, req, res) end
   self:_run(req, res)
@@ -245,7 +246,11 @@ function Response:send(status, headers, body)
   headers = headers or {}
   if not self.keep_alive then headers.connection = "close" end
   local conn = self.conn
-  if conn:_write(core.http_response(status, headers, body or "")) then
+  body = body or ""
+  local bytes = core.http_response(status, headers, body)
+  -- an answer to HEAD has the head GET would get, and no content (RFC 9110 9.3.2)
+  if self.head_only and #body > 0 then bytes = bytes:sub(1, #bytes - #body) end
+  if conn:_write(bytes) then
     conn:_done(self.keep_alive)
   end
 end
