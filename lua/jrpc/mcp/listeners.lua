@@ -114,7 +114,8 @@ function Listeners:listen(params, ctx)
   self.streams[stream] = true
   -- first on the stream: nothing can be emitted between these two lines
   ctx.peer:notify(ACKNOWLEDGED, { notifications = honoured, _meta = tag(ctx.id) })
-  while not stream.ended do
+  -- (the acknowledgement itself may have cancelled it: its stream refused)
+  while live(stream) do
     -- only end_all wakes us; anything else that resumes us is not ours
     if not workers.wait() then break end
   end
