@@ -201,20 +201,23 @@ local h = {
   put_session = http("PUT", { "Host: localhost", "Mcp-Session-Id: 00000000000000000000000000000001" }),
   header_ctl = post(good.call_echo, { "MCP-Protocol-Version: " .. V, "Mcp-Method: tools/call",
     "Mcp-Name: ec\tho" }),
-  chunked = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nMCP-Protocol-Version: "
-    .. V .. "\r\nMcp-Method: server/discover\r\n\r\n" .. ("%x"):format(#good.discover) .. "\r\n"
+  chunked = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    .. "Transfer-Encoding: chunked\r\nMCP-Protocol-Version: " .. V .. "\r\nMcp-Method: server/discover\r\n\r\n"
+    .. ("%x"):format(#good.discover) .. "\r\n"
     .. good.discover .. "\r\n0\r\n\r\n",
   pipelined = post(good.discover, std("server/discover")) .. post(good.tools_list, std("tools/list"))
     .. http("GET", { "Host: localhost" }),
   close = post(good.discover, std("server/discover"), { "Host: localhost", "Content-Type: application/json",
     "Connection: close" })
     .. post(good.tools_list, std("tools/list")),
-  http10 = "POST /mcp HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " .. #good.discover
-    .. "\r\nMCP-Protocol-Version: " .. V .. "\r\nMcp-Method: server/discover\r\n\r\n" .. good.discover,
+  http10 = "POST /mcp HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    .. "Content-Length: " .. #good.discover .. "\r\nMCP-Protocol-Version: " .. V
+    .. "\r\nMcp-Method: server/discover\r\n\r\n" .. good.discover,
   http2 = "GET /mcp HTTP/2.0\r\nHost: localhost\r\n\r\n",
   bad_line = "POST  /mcp HTTP/1.1\r\n\r\n",
   smuggle = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}",
-  smuggle_space = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+  smuggle_space = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding : chunked\r\n"
+    .. "Content-Length: 5\r\n\r\n0\r\n\r\n",
   media_text = post(good.discover, std("server/discover"), { "Host: localhost", "Content-Type: text/plain" }),
   accept_json_only = post(good.discover, std("server/discover"), { "Host: localhost",
     "Content-Type: application/json", "Accept: application/json" }),
