@@ -408,26 +408,29 @@ end
 
 local SETTLE_AFTER = 1  -- seconds without a large request before the memory is given back
 
+-- (An idle handle, not a 0 s timer: libuv runs a timer started from a
+-- timer callback in the same pass when it is already due, so chained
+-- timers would run every queued request before the next read.)
 function Server:_defer(conn, req, res)
   local q = self.large
   q.last = q.last + 1
   q[q.last] = { conn = conn, req = req, res = res }
-  if not self.large_timer then
-    self.large_timer = timers.after(self.uv, 0, function() self:_run_large() end, "http large request")
+  if not self.large_idle then
+    self.large_idle = self.uv.new_idle()
+    self.run_large = co.guard(function() self:_run_large() end, "http large request", log_of(self))
   end
+  if not self.large_idle:is_active() then self.large_idle:start(self.run_large) end
 end
 
+-- Once per loop turn while large requests wait: start the first one.
 function Server:_run_large()
-  self.large_timer = nil
   local q = self.large
   if q.first <= q.last then
     local job = q[q.first]
     q[q.first], q.first = nil, q.first + 1
     if not job.conn.closed then job.conn:_run(job.req, job.res) end
   end
-  if q.first <= q.last then
-    self.large_timer = timers.after(self.uv, 0, function() self:_run_large() end, "http large request")
-  end
+  if q.first > q.last and self.large_idle then self.large_idle:stop() end
   timers.cancel(self.uv, self.settle_timer)
   self.settle_timer = timers.after(self.uv, SETTLE_AFTER, function()
     self.settle_timer = nil
@@ -443,9 +446,10 @@ function Server:close()
   if self.closed then return end
   self.closed = true
   timers.cancel(self.uv, self.grace_timer)
-  timers.cancel(self.uv, self.large_timer)
   timers.cancel(self.uv, self.settle_timer)
-  self.large_timer, self.settle_timer = nil, nil
+  self.settle_timer = nil
+  if self.large_idle then handles.close(self.uv, self.large_idle) end
+  self.large_idle = nil
   handles.close(self.uv, self.handle)
   for conn in pairs(self.connections) do conn:_close() end
   self:_drained_check()
