@@ -16,7 +16,9 @@
 #                   session with clangd, and the examples/nvim plugins (hover, MCP)
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
 #   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/instructions.sh,
-#                   bench/pipe.lua, bench-stdio, and bench/deploy_load.sh (MCP
+#                   bench/pipe.lua, bench-stdio, bench/http_edges.lua (small requests
+#                   behind large ones, non-reading connections, RSS after a burst: jrpc
+#                   under both interpreters beside the TypeScript SDK server), and bench/deploy_load.sh (MCP
 #                   tools/call over HTTP: 1/2/4 workers behind nginx, one direct,
 #                   the TypeScript SDK v2 server; a 100,000-request fault run)
 #   make bench-stdio  bench/node_pipe.lua with each client (loadgen, Node, jrpc on luv)
@@ -544,6 +546,7 @@ bench: all bench-tools node-deps
 	lua5.4 bench/pipe.lua
 	$(MAKE) --no-print-directory bench-stdio
 	bash bench/deploy_load.sh
+	mkdir -p $(BENCH_OUT) && lua5.4 bench/http_edges.lua | tee $(BENCH_OUT)/http_edges.md
 
 # bench-stdio: the stdio servers under each of three clients (Node, loadgen,
 # jrpc on luv) at 16/64/256 in flight and the three side by side
