@@ -101,7 +101,7 @@ static int read_all (lua_State *L, int h, const char *p, size_t n, const Limits 
           "an event that is neither request nor error");
     {
       lua_Integer st = lua_tointeger(L, base + 2), st2;
-      CHECK(st == 400 || st == 413 || st == 431 || st == 505 || st == 500,
+      CHECK(st == 400 || st == 413 || st == 431 || st == 501 || st == 505 || st == 500,
             "error status %ld", (long)st);
       lua_settop(L, base);
       CHECK(host_method(L, h, "next", 0) == 3, "the error did not repeat");
