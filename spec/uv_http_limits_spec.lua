@@ -3,18 +3,11 @@
 -- that stay, clients that never read. Raw TCP clients on 127.0.0.1 in the
 -- same loop; every wait is bounded.
 local S = dofile("spec/uv_support.lua")
-local http = require "jrpc.uv.http"
 
 local uv = S.uv
 local loop = S.loop
 
-local function serve(handler, opts)
-  opts = opts or {}
-  opts.handler = handler
-  opts.port = 0
-  opts.on_error = opts.on_error or function() end
-  return assert(http.listen(loop, opts))
-end
+local serve = S.http_serve
 
 -- A raw client: `got` collects what it reads, `closed` once the server hung up.
 local function connect(port)

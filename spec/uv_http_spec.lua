@@ -2,19 +2,12 @@
 -- Node's http module) on 127.0.0.1: JSON responses, SSE streams, keep-alive,
 -- pipelining, limits, handlers that wait, and clients that go away.
 local S = dofile("spec/uv_support.lua")
-local http = require "jrpc.uv.http"
 
 local loop = S.loop
 
 local shell = S.shell_wait
 
-local function serve(handler, opts)
-  opts = opts or {}
-  opts.handler = handler
-  opts.port = 0
-  opts.on_error = opts.on_error or function() end
-  return assert(http.listen(loop, opts))
-end
+local serve = S.http_serve
 
 describe("jrpc.uv.http", function()
   after_each(S.cleanup)

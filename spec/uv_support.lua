@@ -53,6 +53,16 @@ function M.spec_server(opts, extra_args)
   return M.spawn(o)
 end
 
+--- jrpc.uv.http.listen on a free port of 127.0.0.1 with `handler`, the
+--- errors it logs dropped; `opts` are more listen options (limits).
+function M.http_serve(handler, opts)
+  opts = opts or {}
+  opts.handler = handler
+  opts.port = 0
+  opts.on_error = opts.on_error or function() end
+  return assert(require("jrpc.uv.http").listen(M.loop, opts))
+end
+
 --- loop:run(fn) with a watchdog: after `limit` seconds (default 10) the
 --- loop is stopped and run raises instead of hanging the spec run.
 function M.run(fn, limit)

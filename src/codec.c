@@ -86,6 +86,27 @@ static void check_option_names (lua_State *L) {
 }
 
 /*
+** Push the table with weak keys kept in the registry under 'key' (codec ->
+** a value of that codec's), made on first use.
+*/
+static void push_weak_registry (lua_State *L, const char *key) {
+  lua_pushlightuserdata(L, (void *)key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 1);            /* its metatable: weak keys */
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushlightuserdata(L, (void *)key);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+}
+
+
+/*
 ** Option 'null': the value decoded JSON null becomes (any Lua value, e.g.
 ** vim.NIL); kept in a registry table with weak keys, by codec. Absent, nil
 ** or core.null: the default, and the codec pays nothing.
@@ -97,19 +118,7 @@ static void opt_null (lua_State *L, Codec *C) {
     lua_pop(L, 1);
     return;
   }
-  lua_pushlightuserdata(L, (void *)&CODEC_NULL_KEY);
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 1);
-    lua_createtable(L, 0, 1);            /* its metatable: weak keys */
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushlightuserdata(L, (void *)&CODEC_NULL_KEY);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, LUA_REGISTRYINDEX);
-  }
+  push_weak_registry(L, &CODEC_NULL_KEY);
   lua_pushvalue(L, 1);                   /* the codec */
   lua_pushvalue(L, -3);                  /* its null */
   lua_rawset(L, -3);
@@ -295,19 +304,7 @@ static int push_too_large (lua_State *L, Codec *C, Work *W, FrameEvent *ev,
   luaL_checkstack(L, 12, "codec:next");
   msg_pushinvalid(L, ev->code, ev->msg, pk.kind == PEEK_CALL && pk.idlen > 0 ? pk.id : NULL,
                   pk.idlen, ev->reply, ev->detail);
-  lua_pushlightuserdata(L, (void *)&CODEC_OVERSIZE_KEY);
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 1);
-    lua_createtable(L, 0, 1);            /* its metatable: weak keys */
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushlightuserdata(L, (void *)&CODEC_OVERSIZE_KEY);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, LUA_REGISTRYINDEX);
-  }
+  push_weak_registry(L, &CODEC_OVERSIZE_KEY);
   lua_pushvalue(L, 1);                   /* the codec */
   lua_createtable(L, 0, 4);
   if (size >= 0) {

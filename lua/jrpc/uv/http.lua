@@ -140,8 +140,7 @@ function Conn:_done(keep_alive)
     self.closed_after = true
     return self:_close()
   end
-  self.phase = false  -- re-armed by the pump
-  self:_pump()
+  self:_pump()  -- re-arms the timer (_handle cancelled it)
 end
 
 -- The job a worker runs for one request: the handler, and a 500 when it
