@@ -220,7 +220,8 @@ describe("core.http_server: reading requests", function()
     it("judges an absolute-form target by its authority, not by Host", function()
       local h = core.http_server()
       local kind, req = h:next("POST http://other.example:81/mcp?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
-      assert.are.same({"request", "other.example:81", "/mcp", "x=1"}, {kind, req.headers.host, req.path, req.query})
+      assert.are.same({"request", "other.example:81", "127.0.0.1", "/mcp", "x=1"},
+        {kind, req.authority, req.headers.host, req.path, req.query})
       assert.are.same({"error", 400, "request target has userinfo"},
         {core.http_server():next("GET http://u@h/ HTTP/1.1\r\nHost: h\r\n\r\n")})
       assert.are.same({"error", 400, "request target scheme is not http"},

@@ -404,10 +404,9 @@ static void http_pushrequest (lua_State *L, const HttpReqInfo *ri, Work *W,
   lua_pushstring(L, ri->minor ? "1.1" : "1.0");
   lua_setfield(L, -2, "version");
   http_pushheaders(L, W, nheaders);
-  if (ri->auth_end > 0) {  /* RFC 9112 3.2.2: the target's authority, not Host */
-    http_setlfield(L, "host", W->msg.p + ri->auth_at, ri->auth_end - ri->auth_at);
-  }
   lua_setfield(L, -2, "headers");
+  if (ri->auth_end > 0)  /* RFC 9112 3.2.2: judged instead of Host */
+    http_setlfield(L, "authority", W->msg.p + ri->auth_at, ri->auth_end - ri->auth_at);
   http_setlfield(L, "body", W->msg.p + body_at, W->msg.n - body_at);
   lua_pushboolean(L, ri->keep_alive && !ri->upgraded);
   lua_setfield(L, -2, "keep_alive");

@@ -75,6 +75,7 @@ function core.pending(opts) end
 ---@field target string               the request target as sent ("/mcp?x=1")
 ---@field path string                 the target's path ("/mcp"; absolute-form targets give their path)
 ---@field query string|nil            after "?", nil when there is none
+---@field authority string|nil        an absolute-form target's authority, judged instead of Host
 ---@field version "1.0"|"1.1"
 ---@field headers table<string, string>  names lower-cased; repeats joined with ", " (cookie: "; ")
 ---@field body string                 chunked bodies are de-chunked; trailers dropped

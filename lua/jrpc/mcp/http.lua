@@ -278,7 +278,8 @@ function M.serve(srv, loop, opts)
     if on_shutdown then on_shutdown() end
   end
   listen.handler = function(req, res)
-    local host, origin = req.headers.host, req.headers.origin
+    -- an absolute-form target's authority stands for Host (RFC 9112 3.2.2)
+    local host, origin = req.authority or req.headers.host, req.headers.origin
     if origin ~= nil and not origin_allowed(policy, origin) then
       return plain(res, 403, "forbidden origin")
     end
