@@ -322,6 +322,44 @@ static void feed_message (lua_State *L, int codec, const Msg *m) {
 }
 
 
+/*
+** codec:decode of the same body must give the event next gave (at 'ev',
+** 'n' values), and core.peek must tell the same kind, with the exact id
+** text when it reads one.
+*/
+static void check_decode_and_peek (lua_State *L, int codec, const Msg *m,
+                                   int ev, int n) {
+  static const char *const kinds[][2] = {
+    {"request", "request"}, {"checked", "request"},
+    {"notification", "notification"}, {"result", "result"},
+    {"error", "error"}, {NULL, NULL}};
+  int top = lua_gettop(L), k, i;
+  lua_pushlstring(L, m->body, m->len);
+  k = host_method(L, codec, "decode", 1);
+  if (k < 0) lua_error(L);
+  CHECK(k == n, "decode gave %d values, next %d", k, n);
+  for (i = 0; i < k; i++)
+    CHECK(same_dump(L, top + 1 + i, ev + i), "decode and next differ at value %d", i + 1);
+  lua_settop(L, top);
+  lua_pushlstring(L, m->body, m->len);
+  lua_pushinteger(L, 1000);
+  k = host_core(L, "peek", 2);
+  if (k < 0) lua_error(L);
+  for (i = 0; kinds[i][0] != NULL; i++) {
+    if (strcmp(lua_tostring(L, ev), kinds[i][0]) != 0) continue;
+    CHECK(is_string(L, top + 1, kinds[i][1]), "peek: %s, the event: %s",
+          lua_isnil(L, top + 1) ? "nil" : lua_tostring(L, top + 1), kinds[i][0]);
+    if (strcmp(kinds[i][1], "request") == 0 && !lua_isnil(L, top + 2)) {
+      lua_pushvalue(L, ev + 4);  /* the rawid: its text (a copy converted) */
+      CHECK(lua_rawequal(L, top + 2, -1) ||
+            strcmp(lua_tostring(L, -1), lua_tostring(L, top + 2)) == 0,
+            "peek id %s, rawid %s", lua_tostring(L, top + 2), lua_tostring(L, -1));
+    }
+  }
+  lua_settop(L, top);
+}
+
+
 /* the run, inside a protected call: codec at 1 after it is made */
 static int run (lua_State *L) {
   const Msg *m = (const Msg *)lua_touserdata(L, 1);
@@ -337,7 +375,10 @@ static int run (lua_State *L) {
   if (n < 0) lua_error(L);
   CHECK(n > 0, "a message gave no event");
   check_event(L, base + 1, n, m->profile, 0);
-  if (!host_alloc_failed()) oracle(L, m, base + 1);
+  if (!host_alloc_failed()) {
+    oracle(L, m, base + 1);
+    check_decode_and_peek(L, codec, m, base + 1, n);
+  }
   lua_settop(L, base);
   n = host_method(L, codec, "next", 0);
   if (n < 0) lua_error(L);

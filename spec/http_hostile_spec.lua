@@ -531,7 +531,7 @@ describe("hostile HTTP/1.1 against everything_server.lua --http", function()
         assert_json(text, "400 Bad Request", PARSE_ERROR)
         text = H.exchange(port, H.post(port, "ping", "[" .. H.ping_body(1) .. "]"))
         assert_json(text, "400 Bad Request", '{"id":null,"jsonrpc":"2.0","error":{"code":-32600,'
-          .. '"message":"Invalid Request: expected one request or notification"}}')
+          .. '"message":"Batches are not allowed"}}')
       end)
     end)
   end)

@@ -293,13 +293,11 @@ static int codec_memory (lua_State *L) {
 ** kind, id}.
 */
 static int push_too_large (lua_State *L, Codec *C, Work *W, FrameEvent *ev,
-                           const char *p, const char *e) {
+                           const char *p, const char *e, lua_Integer size) {
   static const char *const kinds[] = {NULL, "response", "call", "junk"};
   FramePeek pk;
-  /* Content-Length: the body's size (nothing of it dropped yet) */
-  lua_Integer size = C->F.lsp ? (lua_Integer)C->F.discard : -1;
   lua_Integer limit = (lua_Integer)C->F.max_bytes;
-  frame_peek(p, e, &pk);  /* copies what it keeps: [p, e) is not read again */
+  frame_peek(p, e, &pk, 0);  /* copies what it keeps: [p, e) is not read again */
   if (W != NULL) work_release(L, W);
   luaL_checkstack(L, 12, "codec:next");
   msg_pushinvalid(L, ev->code, ev->msg, pk.kind == PEEK_CALL && pk.idlen > 0 ? pk.id : NULL,
@@ -344,6 +342,23 @@ static int codec_oversize (lua_State *L) {
 
 
 /*
+** Decode the message [p, p + len) as a copy in W (see codec_next), then
+** release W: the values of one event.
+*/
+static int decode_in (lua_State *L, Codec *C, Work *W, const char *p,
+                      size_t len, int null, int shapes) {
+  MsgCtx M;
+  int n;
+  W->msg.n = 0;
+  memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
+  msg_ctx(C, W, &M, null, shapes);
+  n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
+  work_release(L, W);
+  return n;
+}
+
+
+/*
 ** codec:next([chunk]): feed 'chunk' if given, then the next message.
 ** The message is copied into this call's Work before decoding: a
 ** finalizer run while values are pushed may feed this codec (the input
@@ -360,7 +375,6 @@ static int codec_next (lua_State *L) {
   Work *W = NULL;
   const char *p = NULL, *e = NULL;  /* an event sets them for push_too_large */
   FrameEvent ev;
-  MsgCtx M;
   int n, null, top = lua_gettop(L);  /* gettop: cheap on LuaJIT */
   int more = top >= 3 && lua_toboolean(L, 3), shapes;
   if (top >= 2 && !lua_isnil(L, 2))
@@ -371,13 +385,8 @@ static int codec_next (lua_State *L) {
     W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
     case FR_MSG: {
-      size_t len = (size_t)(e - p);
       if (W == NULL) W = work_acquire(L, &C->work, 1);  /* the free resident */
-      W->msg.n = 0;
-      memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
-      msg_ctx(C, W, &M, null, shapes);
-      n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
-      work_release(L, W);
+      n = decode_in(L, C, W, p, (size_t)(e - p), null, shapes);
       if (more && n == 5) {  /* a request (5 values), asked: bytes left? */
         lua_pushboolean(L, C->F.off < C->F.in.n);
         n = 6;
@@ -385,13 +394,45 @@ static int codec_next (lua_State *L) {
       return n;
     }
     case FR_EVENT:
-      if (ev.msg == FRAME_TOO_LARGE) return push_too_large(L, C, W, &ev, p, e);
+      if (ev.msg == FRAME_TOO_LARGE)  /* Content-Length: the body's size */
+        return push_too_large(L, C, W, &ev, p, e,
+                              C->F.lsp ? (lua_Integer)C->F.discard : -1);
       if (W != NULL) work_release(L, W);
       return msg_pushinvalid(L, ev.code, ev.msg, NULL, 0, ev.reply, ev.detail);
     default:
       if (W != NULL) work_release(L, W);
       return 0;
   }
+}
+
+
+/*
+** codec:decode(text): 'text' as one whole message that its transport
+** framed (an HTTP body: newlines in it are whitespace), with this codec's
+** profile, limits and shapes; the values of codec:next, the framer
+** neither used nor touched. Text over max_message_bytes is the
+** over-limit event, as next gives it (its size known).
+*/
+static int codec_decode (lua_State *L) {
+  Codec *C = check_codec(L);
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  int null, shapes;
+  lua_settop(L, 2);
+  null = push_codec_null(L, C);
+  shapes = push_codec_shapes(L, C);
+  if (len > C->F.max_bytes) {
+    FrameEvent ev;
+    frame_event(&ev, JR_INVALID_REQUEST, FRAME_TOO_LARGE, 1,
+                "message larger than the limit of %lu bytes",
+                (unsigned long)C->F.max_bytes);
+    return push_too_large(L, C, NULL, &ev, s,
+                          s + (len < PEEK_BYTES ? len : PEEK_BYTES),
+                          (lua_Integer)len);
+  }
+  /* 's' is held by the stack: a finalizer run while the Work is made
+     cannot move it */
+  return decode_in(L, C, work_acquire(L, &C->work, 1), s, len, null, shapes);
 }
 
 /* }=============================================================== */
@@ -713,6 +754,7 @@ static const luaL_Reg codec_methods[] = {
   {"memory", codec_memory},
   {"oversize", codec_oversize},
   {"next", codec_next},
+  {"decode", codec_decode},
   {"shapes", codec_shapes},
   {"result", codec_result},
   {"error", codec_error},

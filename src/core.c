@@ -52,6 +52,39 @@ static int core_encode (lua_State *L) {
 }
 
 
+/*
+** core.peek(json [, max_depth]) -> kind, id, method
+** What a message is, told by its top-level members without building a
+** value (containers are only validated, to max_depth): kind "request",
+** "notification", "result" or "error", or nil when the text does not
+** say (not an object, a batch, or both a call and a response); id, the
+** exact JSON text of an id that is a string or an integer, else nil;
+** method, a method name without escapes, else nil. Read as far as the
+** text is valid. For a
+** transport that routes messages it has no need to decode.
+*/
+static int core_peek (lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  FramePeek pk;
+  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
+                "max_depth must be from 1 to 1000");
+  frame_peek(s, s + len, &pk, (int)depth);
+  if (pk.kind == PEEK_CALL)
+    lua_pushstring(L, pk.has_id ? "request" : "notification");
+  else if (pk.kind == PEEK_RESPONSE)
+    lua_pushstring(L, pk.error ? "error" : "result");
+  else
+    lua_pushnil(L);
+  if (pk.idtext != NULL && pk.has_id == 1) lua_pushlstring(L, pk.idtext, pk.idtextlen);
+  else lua_pushnil(L);
+  if (pk.method != NULL) lua_pushlstring(L, pk.method, pk.methodlen);
+  else lua_pushnil(L);
+  return 3;
+}
+
+
 /* core.decode(json [, max_depth [, null]]) -> value | nil, msg */
 static int core_decode (lua_State *L) {
   Codec *C = SCRATCH;
@@ -204,6 +237,7 @@ static void marker_mt (lua_State *L, const char *key, const char *type) {
 static const luaL_Reg core_funcs[] = {
   {"encode", core_encode},
   {"decode", core_decode},
+  {"peek", core_peek},
   {"rawid", core_rawid},
   {"http_response", http_response},
   {"http_stream_head", http_stream_head},

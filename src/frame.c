@@ -298,73 +298,128 @@ enum { PEEK_UNKNOWN, PEEK_RESPONSE, PEEK_CALL, PEEK_JUNK };
 
 typedef struct FramePeek {
   int kind;
+  int error;             /* the response has an "error" member */
+  int has_id;            /* how many "id" members were seen (readable or not) */
+  const char *method;    /* a "method" string without escapes, and the */
+  size_t methodlen;      /* text of a string or integer "id" of any length: */
+  const char *idtext;    /* both point into [p, e), valid only while it is */
+  size_t idtextlen;      /* (core.peek) */
   size_t idlen;          /* 0: no id could be read */
   char id[PEEK_ID];      /* its JSON text: a string without escapes, or an
                             integer that fits 64 bits (valid in every profile) */
 } FramePeek;
 
-static int peek_key (const char *k, const char *ke, const char *lit) {
+/* a key's name, its escapes undone when it is short enough to be one
+   of the members we look for (longer ones are left empty) */
+typedef struct PeekKey { char s[8]; size_t n; } PeekKey;
+
+static void peek_name (const char *k, const char *ke, int escaped, PeekKey *K) {
+  K->n = 0;
+  for (k++, ke--; k < ke; K->n++) {  /* inside the quotes */
+    char c = *k++;
+    if (K->n == sizeof(K->s)) { K->n = 0; return; }
+    if (escaped && c == '\\') {  /* scan_string checked the escape */
+      c = *k++;
+      if (c == 'u') {
+        long u = scan_hex4(k);
+        k += 4;
+        if (u <= 0 || u > 127) { K->n = 0; return; }  /* no name of ours */
+        c = (char)u;
+      }
+      else if (c != '"' && c != '\\' && c != '/') { K->n = 0; return; }
+    }
+    K->s[K->n] = c;
+  }
+}
+
+static int peek_key (const PeekKey *K, const char *lit) {
   size_t n = strlen(lit);
-  return (size_t)(ke - k) == n + 2 && memcmp(k + 1, lit, n) == 0;
+  return K->n == n && memcmp(K->s, lit, n) == 0;
 }
 
 /*
 ** Read the top-level members of the message starting [p, e) (cut short
 ** anywhere) while their values are scalars; stop at the first container
 ** (the big member, as a rule: "result", "params") or at anything unclear.
+** With 'max_depth' > 0 containers are skipped instead (validated to that
+** depth, never built), so every top-level member is read: core.peek.
 ** Keys "result"/"error" make it a response, "method"/"params" a call (a
 ** request or a notification); an "id" whose value is complete and clean is
 ** kept. Anything odd leaves the kind unknown or the id unread: the caller
 ** then assumes the worst. Allocates nothing, keeps no pointer into [p, e).
 */
-static void frame_peek (const char *p, const char *e, FramePeek *pk) {
+static void frame_peek (const char *p, const char *e, FramePeek *pk,
+                        int max_depth) {
   Scan S;
   const char *id = NULL, *ide = NULL;
   int response = 0, call = 0, ids = 0;
   memset(&S, 0, sizeof(S));
+  S.max_depth = max_depth;
   pk->kind = PEEK_UNKNOWN;
+  pk->error = 0;
   pk->idlen = 0;
+  pk->method = pk->idtext = NULL;
+  pk->methodlen = pk->idtextlen = 0;
   p = scan_skipws(p, e);
   if (p == e || (*p != '{' && *p != '[')) { pk->kind = PEEK_JUNK; return; }
   if (*p == '[') return;  /* a batch: its ids are inside */
   for (p++;;) {
-    const char *k, *ke, *v;
+    const char *k, *v;
+    PeekKey K;
     int isint = 0, is_id;
     p = scan_skipws(p, e);
     if (p == e || *p != '"') break;
     k = p;
     S.has_escape = 0;
-    if ((p = scan_string(&S, p, e)) == NULL || S.has_escape) break;
-    ke = p;
+    if ((p = scan_string(&S, p, e)) == NULL) break;
+    peek_name(k, p, S.has_escape, &K);
+    S.has_escape = 0;  /* from here: the value's */
     p = scan_skipws(p, e);
     if (p == e || *p != ':') break;
     p = scan_skipws(p + 1, e);
-    if (peek_key(k, ke, "result") || peek_key(k, ke, "error")) response = 1;
-    else if (peek_key(k, ke, "method") || peek_key(k, ke, "params")) call = 1;
-    is_id = peek_key(k, ke, "id");
-    if (p == e || *p == '{' || *p == '[') break;
+    if (peek_key(&K, "result")) response = 1;
+    else if (peek_key(&K, "error")) response = pk->error = 1;
+    else if (peek_key(&K, "method") || peek_key(&K, "params")) call = 1;
+    is_id = peek_key(&K, "id");
+    if (p == e) break;
+    if (*p == '{' || *p == '[') {
+      if (max_depth == 0) break;
+      if (is_id) { ids++; id = pk->idtext = NULL; }  /* not an id we can answer */
+      is_id = 0;
+    }
     v = p;
-    if (*p == '"') p = scan_string(&S, p, e);
+    if (*p == '{' || *p == '[') p = scan_value(&S, p, e, 0);
+    else if (*p == '"') p = scan_string(&S, p, e);
     else if (*p == '-' || num_isdigit((unsigned char)*p)) p = scan_number(&S, p, e, &isint);
     else if (*p == 't') p = scan_literal(&S, p, e, "true", 4);
     else if (*p == 'f') p = scan_literal(&S, p, e, "false", 5);
     else if (*p == 'n') p = scan_literal(&S, p, e, "null", 4);
     else break;
     if (p == NULL) break;
+    if (peek_key(&K, "method") && *v == '"' && !S.has_escape) {
+      pk->method = v + 1;
+      pk->methodlen = (size_t)(p - v) - 2;
+    }
     if (is_id) {  /* kept once its token is known to be whole */
       long long n;
       ids++;
       id = NULL;
+      pk->idtext = NULL;
+      if (*v == '"' || isint) { pk->idtext = v; pk->idtextlen = (size_t)(p - v); }
       if ((*v == '"' && !S.has_escape) || (isint && num_token_int64(v, p, &n))) {
         id = v; ide = p;
       }
     }
     p = scan_skipws(p, e);
-    if (p == e || (*p != ',' && *p != '}')) { if (is_id) id = NULL; break; }
+    if (p == e || (*p != ',' && *p != '}')) {
+      if (is_id) { id = NULL; pk->idtext = NULL; }
+      break;
+    }
     if (*p == '}') break;
     p++;
   }
   if (response != call) pk->kind = response ? PEEK_RESPONSE : PEEK_CALL;
+  pk->has_id = ids;
   if (id != NULL && ids == 1 && (size_t)(ide - id) <= PEEK_ID) {
     pk->idlen = (size_t)(ide - id);
     memcpy(pk->id, id, pk->idlen);

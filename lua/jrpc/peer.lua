@@ -36,6 +36,54 @@ function Peer:receive(bytes)
   return self._read(self, bytes)
 end
 
+---@class jrpc.Message
+---@field kind "request"|"notification"|"result"|"error"|"invalid"
+---@field method string|nil  request, notification
+---@field params any         request, notification (nil when absent)
+---@field id any             request, result, error; invalid when its id could be read
+---@field id_json string|nil  request: the id's exact JSON text, as its reply carries it
+---@field result any         result
+---@field error table|nil    error, invalid: `{code, message}` (data too for error)
+
+-- The message table for one codec event: what a transport may read, and
+-- the event itself (positions 1 to 6) for `deliver`.
+local function message(kind, a, b, c, d, e)
+  local m = { kind, a, b, c, d, e, kind = kind }
+  if kind == "request" or kind == "checked" then
+    m.kind, m.method, m.params, m.id = "request", a, b, c
+    m.id_json = type(d) == "number" and ("%d"):format(d) or d
+  elseif kind == "notification" then
+    m.method, m.params = a, b
+  elseif kind == "result" then
+    m.id, m.result = c, b
+  elseif kind == "error" then
+    m.id, m.error = c, b
+  elseif kind == "invalid" then
+    m.error = { code = a, message = b }
+    if c ~= "null" then m.id = core.decode(c) end
+  end
+  return m
+end
+
+--- Decode `text`, one whole message that its transport framed (an HTTP
+--- body: newlines in it are whitespace), with this peer's profile and
+--- limits, without dispatching it: the transport may look at it first
+--- (Streamable HTTP checks headers against it). `deliver` dispatches it,
+--- so the text is decoded once. Bad text is a message of kind "invalid"
+--- (`error` says why), which `deliver` answers as a read would.
+---@param text string
+---@return jrpc.Message
+function Peer:decode(text)
+  return message(self._codec:decode(text))
+end
+
+--- Dispatch a message from `decode` (of this peer or another of the same
+--- profile and limits), exactly as if `receive` had read it.
+---@param msg jrpc.Message
+function Peer:deliver(msg)
+  return self._deliver(msg[1], msg[2], msg[3], msg[4], msg[5], msg[6])
+end
+
 --- The input ended: decode what is left, then close with `reason` -- at
 --- once when no handler is still working (returns true). Else our own
 --- requests settle now with code "closed" (no reply can come any more), so
@@ -356,7 +404,7 @@ function M.new(opts)
     function(ctx, err) server.raised(peer, ctx, err) end)
   -- the read, a closure over the parts (see server.reader); also set as the
   -- peer's own `receive`, which spares every read a metatable lookup
-  peer._read = server.reader(peer)
+  peer._read, peer._deliver = server.reader(peer)
   peer.receive = peer._read
   -- `request` too is the peer's own field, the function itself (not the
   -- method above, which only calls it): no metatable lookup, no wrapper

@@ -112,6 +112,13 @@ function Ctx:cancelled()
   return self._cancelled == true
 end
 
+--- The request id's exact JSON text, as the reply carries it.
+---@return string
+function Ctx:id_json()
+  local rawid = self._rawid
+  return type(rawid) == "number" and ("%d"):format(rawid) or rawid
+end
+
 -- {======================================================================
 -- Replies
 -- =======================================================================
@@ -633,7 +640,9 @@ end
 --- of ours to restore), no hold (the reply is the read's one write, made
 --- here, after the worker yields it back, so a failing send reaches the
 --- caller of receive as after a hold) and no pcall around the handler (the
---- worker's resume catches a raise: see Pool.run).
+--- worker's resume catches a raise: see Pool.run). The second function,
+--- `deliver(kind, ...)`, dispatches one message its transport decoded
+--- already (Peer:decode) the same way, as if a read had just decoded it.
 function M.reader(peer)
   local codec, srv, out = peer._codec, peer._srv, peer._out
   local bare, checked, run = srv.bare, srv.checked, peer._pool:runner()
@@ -706,15 +715,8 @@ function M.reader(peer)
     end
     return serve_bare_waited(peer, me, result)
   end
-  return function(_, bytes)
-    if peer._closed then return end
-    local on_read = peer._on_read  -- the deadline check, while there are deadlines
-    if on_read then
-      on_read(peer)
-      if peer._closed then return end
-    end
-    local kind, a, b, c, d, e = codec_next(codec, bytes, true)  -- feeds the bytes first
-    if kind == nil then return end  -- a read with no message: no switch
+  -- One decoded message, then whatever else the codec holds.
+  local function dispatch(kind, a, b, c, d, e)
     if e == false then  -- only requests, checked or not, have an `e`
       local fn = kind == "request" and bare[a] or checked[a]
       if fn then
@@ -730,6 +732,26 @@ function M.reader(peer)
     end
     return dispatch_decoded(peer, kind, a, b, c, d, e)
   end
+  -- Whether the peer takes input now: it is open and past the deadline
+  -- check (run while there are deadlines).
+  local function open()
+    if peer._closed then return false end
+    local on_read = peer._on_read
+    if on_read then on_read(peer) end
+    return not peer._closed
+  end
+  local function read(_, bytes)
+    if not open() then return end
+    local kind, a, b, c, d, e = codec_next(codec, bytes, true)  -- feeds the bytes first
+    if kind == nil then return end  -- a read with no message: no switch
+    return dispatch(kind, a, b, c, d, e)
+  end
+  -- A message decoded already (Peer:decode): dispatched as a read's.
+  local function decoded(kind, a, b, c, d, e)
+    if not open() then return end
+    return dispatch(kind, a, b, c, d, e)
+  end
+  return read, decoded
 end
 
 -- }======================================================================

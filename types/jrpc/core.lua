@@ -37,6 +37,18 @@ function core.encode(value, max_depth) end
 ---@return string|nil msg
 function core.decode(json, max_depth, null) end
 
+--- What a message is, told by its top-level members with nothing built (containers are
+--- only validated, to `max_depth`): kind "request", "notification", "result" or "error",
+--- or nil when the text does not say (not an object, a batch, both a call and a
+--- response); the exact JSON text of a string or integer id; a method name without
+--- escapes. Read as far as the text is valid.
+---@param json string
+---@param max_depth? integer  1 to 1000, default 128
+---@return string|nil kind
+---@return string|nil id_json
+---@return string|nil method
+function core.peek(json, max_depth) end
+
 --- From now on, encode the userdata `v` as `null` (jrpc does this for `vim.NIL` in
 --- Neovim). Raises for anything but a userdata.
 ---@param v userdata|lightuserdata
@@ -220,6 +232,15 @@ function Codec:memory() end
 ---@return string|nil kind
 ---@return any ...
 function Codec:next(chunk, more) end
+
+--- Decode `text` as one whole message that its transport framed (an HTTP body: newlines
+--- in it are whitespace), with this codec's profile, limits and shapes: the values of
+--- `next` (no `more`). The framer is neither used nor touched. Text over
+--- max_message_bytes is the over-limit event, its size in `oversize()`.
+---@param text string
+---@return string kind
+---@return any ...
+function Codec:decode(text) end
 
 --- Check declared params while decoding: `shapes` maps a method to `decl:shape()` of its
 --- `jrpc.params` declaration (kept, not copied: changes to it count from the next call;

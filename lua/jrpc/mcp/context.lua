@@ -23,7 +23,7 @@ Ctx.__index = Ctx
 ---@param params table
 ---@param client table   `{version, capabilities, info, log_level}`
 ---@param era string
----@param route? fun(id: any, method: string)  told before each message this request sends
+---@param route? fun(id_json: string, method: string)  told before each message this request sends
 ---@return jrpc.mcp.Context
 function M.new(rpc, params, client, era, route)
   return setmetatable({ meta = rpc.meta or {}, client = client, era = era, params = params,
@@ -35,7 +35,7 @@ end
 -- message belongs to: a peer holds writes during a read, so the bytes
 -- reach the transport later, out of this handler's hands.
 local function routed(self, method)
-  if self._route then self._route(self.id, method) end
+  if self._route then self._route(self._rpc:id_json(), method) end
 end
 
 --- True once the client cancelled this request (`notifications/cancelled`).

@@ -139,12 +139,13 @@ end
 -- SSE stream; wakes the handler once the result is out.
 local function writer(res, state)
   local function deliver(line)
-    local msg = core.decode(line)
-    if type(msg) ~= "table" then return end
-    if msg.method ~= nil then
+    -- told by its top-level members, not decoded: a reply may be large
+    local kind = core.peek(line)
+    if kind == nil then return end
+    if kind == "request" or kind == "notification" then
       -- a request of ours has no place on a request's stream: the modern
       -- era asks the client for input with input_required instead
-      if msg.id ~= nil or res.closed or res.ended then return end
+      if kind == "request" or res.closed or res.ended then return end
       -- a stream refused (max_streams) was answered 503: the request is
       -- cancelled as if its client went away
       if not res.started and not res:stream(200, sse_headers()) then
@@ -160,8 +161,9 @@ local function writer(res, state)
       res:event(line)
       res:finish()
     elseif not res.closed and not res.started then
-      local status = msg.error and STATUS_OF[msg.error.code] or 200
-      res:send(status, json_headers(), line)
+      -- an error (small) is decoded for its code, which sets the status
+      local err = kind == "error" and core.decode(line).error
+      res:send(err and STATUS_OF[err.code] or 200, json_headers(), line)
     end
     local waiter = state.waiter
     state.waiter = nil
@@ -197,29 +199,29 @@ end
 local DEFAULT_KEEP_ALIVE = 15  -- seconds between keep-alive comments on a listen stream
 
 local function post(srv, loop, opts, sessions, req, res)
-  local msg = core.decode(req.body or "")
-  if msg == nil then
-    return error_reply(res, nil, errors.new(errors.codes.PARSE_ERROR, "Parse error"))
-  end
-  if type(msg) == "table" and msg[1] == nil and sessions_mod.is_legacy(req, msg) then
+  local state = { done = false }
+  local peer_opts = { profile = "mcp", role = "server", send = writer(res, state) }
+  for k, v in pairs(opts.peer or {}) do peer_opts[k] = v end
+  local peer = peer_mod.new(peer_opts)
+  -- decoded once, by the peer's codec: these checks read it, then the
+  -- peer dispatches it
+  local msg = peer:decode(req.body or "")
+  if msg.kind == "invalid" then return error_reply(res, msg.id, msg.error) end
+  if sessions_mod.is_legacy(req, msg) then
     -- a 2025-11-25 session: its own routing (http_session.lua)
     return sessions:post(req, res, msg)
   end
-  if type(msg) ~= "table" or msg[1] ~= nil or type(msg.method) ~= "string" then
-    -- one request or notification a POST: never a batch, never a response
-    return error_reply(res, type(msg) == "table" and msg.id or nil,
+  if msg.kind ~= "request" and msg.kind ~= "notification" then
+    -- one request or notification a POST, never a response
+    return error_reply(res, msg.id,
       errors.new(errors.codes.INVALID_REQUEST, "Invalid Request: expected one request or notification"))
   end
   local err = headers_mod.check(req.headers, msg, mirrored(srv, msg))
   if err then return error_reply(res, msg.id, err) end
 
-  local state = { done = false }
-  local peer_opts = { profile = "mcp", role = "server", send = writer(res, state) }
-  for k, v in pairs(opts.peer or {}) do peer_opts[k] = v end
-  local peer = srv:attach(peer_mod.new(peer_opts))
+  srv:attach(peer)
   if msg.id == nil then
-    peer:receive(req.body .. "\n")
-    -- accepted, unless the peer found it invalid and answered (id null)
+    peer:deliver(msg)
     if not res.started then res:send(202, {}, "") end
     return
   end
@@ -232,7 +234,7 @@ local function post(srv, loop, opts, sessions, req, res)
     state.waiter = nil
     if waiter then co.resume(waiter) end
   end
-  peer:receive(req.body .. "\n")
+  peer:deliver(msg)
   local every = opts.listen_keep_alive == nil and DEFAULT_KEEP_ALIVE or opts.listen_keep_alive
   local stop = msg.method == "subscriptions/listen" and every and keep_alive(loop, res, every)
   -- (a response already ended here was refused: max_streams)

@@ -67,13 +67,14 @@ end
 -- The peer's `send`: route each outgoing line (see the header comment).
 local function router(sess)
   local function deliver(line)
-    local msg = core.decode(line)
-    if type(msg) ~= "table" then return end
-    if msg.method == nil then
-      local key = core.encode(msg.id)
-      local post = sess.posts[key]
+    -- told by its top-level members, not decoded: a reply may be large
+    local kind, id, method = core.peek(line)
+    if kind == nil then return end
+    if kind == "result" or kind == "error" then
+      -- posts are keyed by the exact id text their replies carry
+      local post = id and sess.posts[id]
       if not post then return end
-      sess.posts[key] = nil
+      sess.posts[id] = nil
       local res = post.res
       if res.streaming then
         res:event(line)
@@ -86,7 +87,7 @@ local function router(sess)
       if waiter then co.resume(waiter) end
       return
     end
-    local post = sess.posts[take_route(sess, msg.method)]
+    local post = sess.posts[take_route(sess, method or core.decode(line).method)]
     if post and to_stream(sess, post.res, line) then return end
     if sess.standalone then to_stream(sess, sess.standalone, line) end
   end
@@ -103,14 +104,14 @@ function Sessions:open()
   local peer_opts = { profile = "mcp", role = "server", send = router(sess) }
   for k, v in pairs(self.opts.peer or {}) do peer_opts[k] = v end
   sess.peer = self.srv:attach(peer_mod.new(peer_opts), {
-    route = function(id, method)
+    route = function(id_json, method)
       local q = sess.routes
       if q.last - q.first >= 255 then  -- bounded: unwritten routes age out
         q[q.first] = nil
         q.first = q.first + 1
       end
       q.last = q.last + 1
-      q[q.last] = { key = core.encode(id), method = method }
+      q[q.last] = { key = id_json, method = method }
     end,
   })
   self.by_id[sess.id] = sess
@@ -172,13 +173,13 @@ local function error_reply(res, sid, id, err)
 end
 
 -- Dispatch a decoded POST body `msg` (raw `body`) on session `sess`.
-local function dispatch(sess, msg, body, res)
+local function dispatch(sess, msg, res)
   if msg.method == nil or msg.id == nil then
     -- a notification, or a response to one of our requests: accepted
-    sess.peer:receive(body .. "\n")
+    sess.peer:deliver(msg)
     return res:send(202, { ["mcp-session-id"] = sess.id }, "")
   end
-  local key = core.encode(msg.id)
+  local key = msg.id_json
   if sess.posts[key] then
     -- its answer could reach only one of the two POSTs: the first would hang
     return error_reply(res, sess.id, msg.id, errors.new(errors.codes.INVALID_REQUEST,
@@ -192,7 +193,7 @@ local function dispatch(sess, msg, body, res)
     post.waiter = nil
     if waiter then co.resume(waiter) end
   end
-  sess.peer:receive(body .. "\n")
+  sess.peer:deliver(msg)
   if sess.posts[key] == post and not res.closed then
     post.waiter = co.current()
     co.wait("mcp legacy http reply")
@@ -251,7 +252,7 @@ function Sessions:post(req, res, msg)
       return self:rest(sess)
     end
   end
-  dispatch(sess, msg, req.body, res)
+  dispatch(sess, msg, res)
   self:rest(sess)
 end
 

@@ -254,11 +254,12 @@ local legacy = {
 
 --- Serve this server's methods on `peer` (made with profile "mcp"; one
 --- connection: its legacy state, if it chooses that era, is its own).
---- `hooks.route(id, method)`, if given, is told before a handler's
+--- `hooks.route(id_json, method)`, if given, is told before a handler's
 --- context sends a message of its own (progress, log, a request to the
---- client): which request `id` it belongs to (a transport routes by it).
+--- client): which request it belongs to, by the exact JSON text of its id
+--- (a transport routes by it).
 ---@param peer jrpc.Peer
----@param hooks? {route?: fun(id: any, method: string)}
+---@param hooks? {route?: fun(id_json: string, method: string)}
 ---@return jrpc.Peer peer
 function Server:attach(peer, hooks)
   hooks = hooks or {}
