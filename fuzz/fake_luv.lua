@@ -4,7 +4,8 @@
 --
 -- `new()` gives a table to use as `loop.uv`. A listening handle gets
 -- clients from `uv.connect(handle)`: `client:send(bytes)` is a read on the
--- server's side, `client:eof()` the client hanging up, `client.out` what the
+-- server's side (`client.tcp.paused` is true while the server stopped
+-- reading it), `client:eof()` the client hanging up, `client.out` what the
 -- server wrote, `client.closed` true once the server closed. Timers run
 -- only when told: `uv.fire()` runs all (`uv.timers()` lists those started
 -- and not closed).
@@ -43,7 +44,10 @@ end
 
 -- connected side
 function Handle.nodelay() return true end
-function Handle:read_start(cb) self.on_read = cb; return true end
+function Handle:read_start(cb) self.on_read, self.paused = cb, false; return true end
+-- the fake still delivers what a client sends; `paused` tells a test the
+-- server asked to read no more
+function Handle:read_stop() self.paused = true; return true end
 
 function Handle:write(bytes)
   if self.closing then return nil, "EPIPE" end

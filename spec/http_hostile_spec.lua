@@ -9,11 +9,10 @@
 -- must close, that it closed and answered nothing more: a valid request
 -- sent after the bad one, in the same write, is never answered.
 --
--- everything_server.lua takes no limit options (only --http, --worker,
--- --state-key-file, --allowed-host), so the timing tests run with
--- jrpc.uv.http's defaults: header_timeout 10 s (one test of ~10 s here),
--- max_connections 64, max_streams 64. idle_timeout (30 s) and
--- body_timeout (30 s) are not tested here for that reason.
+-- The limits are jrpc.uv.http's defaults (max_connections 64,
+-- max_streams 64, ...), except in the timing tests, which start the
+-- server with short ones (`--limit header_timeout=2` and the like) so
+-- that each waits about 2 s.
 --
 -- Three of these failed when written, and were fixed in 87521c8 and
 -- ef62b70: a bare LF after the version was 505, HEAD was answered with
@@ -228,6 +227,15 @@ describe("hostile HTTP/1.1 against everything_server.lua --http", function()
     it("answers an HTTP/1.0 request without Host 421 and closes (1.0 is not kept alive)", function()
       refused((H.ping(port, 1):gsub("HTTP/1%.1\r\nHost: [^\r]*\r\n", "HTTP/1.0\r\n")) .. H.ping(port, 2),
         H.plain("421 Misdirected Request", "misdirected request\n", true))
+    end)
+
+    it("takes a Host and an Origin in any case (host names are case-insensitive)", function()
+      S.run(function()
+        local req = H.ping(port, 1):gsub("\r\nHost: [^\r]*\r\n", ("\r\nHost: LocalHost:%d\r\n"):format(port))
+        assert.are.equal(H.pong(1), (H.exchange(port, req)))
+        req = H.ping(port, 2, ("Origin: HTTP://LOCALHOST:%d\r\n"):format(port))
+        assert.are.equal(H.pong(2), (H.exchange(port, req)))
+      end)
     end)
 
     it("answers a foreign or empty Host 421 and keeps the connection", function()
@@ -478,8 +486,9 @@ describe("hostile HTTP/1.1 against everything_server.lua --http", function()
       end
     end)
 
-    it("refuses the HTTP/2 connection preface with 400 and closes", function()
-      refused("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" .. H.ping(port, 2), bad_request("Pause on PRI/Upgrade"))
+    it("refuses the HTTP/2 connection preface with 505 and closes", function()
+      refused("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" .. H.ping(port, 2),
+        H.plain("505 HTTP Version Not Supported", "HTTP version not supported\n", true))
     end)
 
     it("refuses a request line ended by a bare LF, or with a space after the version, with 400 (not 505) and closes", function()
@@ -553,22 +562,63 @@ describe("hostile HTTP/1.1 clients that starve everything_server.lua --http", fu
   -- 5. Slow clients
   -- =====================================================================
 
-  it("answers 408 to a head sent one byte a second, 10 s (header_timeout) after its first byte, and closes", function()
+  it("answers 408 to a head sent a byte every 0.25 s, header_timeout after its first byte, and closes", function()
     S.run(function()
-      local srv = H.start_server()
+      local srv = H.start_server{ header_timeout = 2 }
       local c = H.connect(srv.port)
       local req = H.ping(srv.port, 1)
       local t0 = S.now()
       for i = 1, 14 do
         if c.closed then break end
         c:send(req:sub(i, i))
-        loop:sleep(1)
+        loop:sleep(0.25)
       end
       assert.is_true(c:wait_closed(1), "not closed")
       local after = c.closed_at - t0
-      assert.are.equal(H.plain("408 Request Timeout", "request head not received within 10 s\n", true), c:text())
-      assert.is_true(after > 9.5 and after < 15, ("closed after %.2f s"):format(after))
-    end, 20)
+      assert.are.equal(H.plain("408 Request Timeout", "request head not received within 2 s\n", true), c:text())
+      assert.is_true(after > 1.9 and after < 3.5, ("closed after %.2f s"):format(after))
+    end, 10)
+  end)
+
+  it("answers 408 to a body that stops coming, body_timeout after its head ended, and closes", function()
+    S.run(function()
+      local srv = H.start_server{ body_timeout = 2, header_timeout = 1 }
+      local c = H.connect(srv.port)
+      local req = H.ping(srv.port, 1)
+      local head_end = req:find("\r\n\r\n", 1, true) + 3
+      -- the head at once, then the body a byte every 0.25 s: never whole in time
+      c:send(req:sub(1, head_end))
+      local t0 = S.now()
+      for i = head_end + 1, #req - 1 do
+        if c.closed then break end
+        c:send(req:sub(i, i))
+        loop:sleep(0.25)
+      end
+      assert.is_true(c:wait_closed(1), "not closed")
+      local after = c.closed_at - t0
+      assert.are.equal(H.plain("408 Request Timeout", "request body not received within 2 s\n", true), c:text())
+      assert.is_true(after > 1.9 and after < 3.5, ("closed after %.2f s"):format(after))
+    end, 10)
+  end)
+
+  it("closes a connection idle for idle_timeout, before its first request and between requests, answering nothing", function()
+    S.run(function()
+      local srv = H.start_server{ idle_timeout = 1.5 }
+      local silent, served = H.connect(srv.port), H.connect(srv.port)
+      local t0 = S.now()
+      served:send(H.ping(srv.port, 1))
+      assert.is_true(served:wait_responses(1, 5), "no answer")
+      local answered = S.now()
+      assert.is_true(silent:wait_closed(4), "the silent connection was not closed")
+      assert.is_true(served:wait_closed(4), "the idle connection was not closed")
+      assert.are.equal("", silent:text())
+      assert.are.equal(H.pong(1), served:text())
+      local silent_after, served_after = silent.closed_at - t0, served.closed_at - answered
+      assert.is_true(silent_after > 1.4 and silent_after < 3, ("silent closed after %.2f s"):format(silent_after))
+      assert.is_true(served_after > 1.4 and served_after < 3, ("idle closed after %.2f s"):format(served_after))
+      -- the server goes on serving
+      assert.are.equal(H.pong(2), H.exchange(srv.port, H.ping(srv.port, 2)))
+    end, 15)
   end)
 
   it("at 64 (max_connections) unfinished heads, still serves a new client (200), closing the longest-waiting slow ones", function()
@@ -647,10 +697,12 @@ describe("hostile HTTP/1.1 clients that starve everything_server.lua --http", fu
     end, 15)
   end)
 
-  it("keeps its memory flat while refused listen requests (503) pile up: 3,000 after the first 1,000 add < 16 MiB", function()
+  it("keeps its memory flat while refused listen requests (503) pile up: 3,000 after the first 1,000 add < 32 MiB", function()
     -- a refused listen once stayed registered as a listener for ever (its
     -- handler waiting, its stream answered 503): ~27 KiB each, and every
-    -- later listen swept them all (3,000 grew the server by ~80 MiB)
+    -- later listen swept them all (3,000 grew the server by ~80 MiB). Without
+    -- a leak the growth is noise: 0 to 19 MiB seen on LuaJIT, whose
+    -- allocator keeps pages after a full GC
     S.run(function()
       local srv = H.start_server()
       listen_streams(srv.port, 64)
@@ -670,7 +722,7 @@ describe("hostile HTTP/1.1 clients that starve everything_server.lua --http", fu
       for k = 2, 4 do refuse(k * 1000) end
       H.settle(srv.port)
       local grown = H.rss_kib(srv.pid) - before
-      if not SANITIZED then assert.is_true(grown < 16 * 1024, ("the server grew by %d KiB"):format(grown)) end
+      if not SANITIZED then assert.is_true(grown < 32 * 1024, ("the server grew by %d KiB"):format(grown)) end
     end, 40)
   end)
 

@@ -20,11 +20,17 @@ return function(S)
   -- =====================================================================
 
   --- Start everything_server.lua --http 127.0.0.1:0 under the interpreter
-  --- running the specs (S.INTERP), in the running coroutine; returns
-  --- {port, pid, child, log} once it printed its listening line.
-  function M.start_server()
+  --- running the specs (S.INTERP), in the running coroutine, with the
+  --- jrpc.uv.http limits in `limits` (`{name = value}`: `--limit` options);
+  --- returns {port, pid, child, log} once it printed its listening line.
+  function M.start_server(limits)
     local log = { text = "" }
-    local child = assert(S.spawn{ cmd = S.INTERP, args = { "examples/mcp/everything_server.lua", "--http", "127.0.0.1:0" },
+    local args = { "examples/mcp/everything_server.lua", "--http", "127.0.0.1:0" }
+    for name, value in pairs(limits or {}) do
+      args[#args + 1] = "--limit"
+      args[#args + 1] = name .. "=" .. value
+    end
+    local child = assert(S.spawn{ cmd = S.INTERP, args = args,
       stderr = function(chunk) log.text = log.text .. chunk end })
     assert(S.wait_until(function() return log.text:find("\n", 1, true) ~= nil end, 10),
       "everything_server did not start: " .. log.text)

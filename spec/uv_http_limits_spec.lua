@@ -234,3 +234,61 @@ describe("jrpc.uv.http limits", function()
     end)
   end)
 end)
+
+describe("jrpc.uv.http read-ahead (in process, fuzz/fake_luv.lua)", function()
+  local fake_luv = dofile("fuzz/fake_luv.lua")
+  local http = require "jrpc.uv.http"
+
+  it("reads at most max_pipelined_bytes of pipelined requests while a response is under way", function()
+    local co = require "jrpc.uv.co"
+    local fuv = fake_luv.new()
+    local waiter, served = nil, {}
+    local server = assert(http.listen({ uv = fuv }, { port = 8080, handler = function(req, res)
+      served[#served + 1] = req.body
+      if req.body == "first" then  -- waits until the test resumes it
+        waiter = co.current()
+        co.wait("held by the test")
+      end
+      res:send(200, {}, req.body)
+    end }))
+    local c = fuv.connect(server.handle)
+    c:send(post("first"))
+    assert.is_not_nil(waiter)
+    -- 16 KiB chunks of pipelined requests until the server stops reading
+    local one = post(("y"):rep(1000))
+    local chunk = one:rep(math.floor(16384 / #one))
+    local sent = 0
+    for _ = 1, 20 do
+      if c.tcp.paused then break end
+      c:send(chunk)
+      sent = sent + #chunk
+    end
+    assert.is_true(c.tcp.paused, "still reading after " .. sent .. " bytes")
+    assert.is_true(sent > 64 * 1024 and sent <= 64 * 1024 + #chunk, "read " .. sent .. " bytes")
+    assert.are.same({ "first" }, served)
+    -- the response ends: the requests held are served, and reading goes on
+    co.resume(waiter)
+    assert.is_false(c.tcp.paused)
+    assert.are.equal(1 + sent / #one, #served)
+    assert.are.equal(1 + sent / #one, count(c.out, "HTTP/1%.1 200 OK"))
+    server:close()
+  end)
+
+  it("reads up to one request's worth (max_header_bytes + max_body_bytes) when no response is under way", function()
+    local fuv = fake_luv.new()
+    local server = assert(http.listen({ uv = fuv }, { port = 8080, max_body_bytes = 100000,
+      large_body_bytes = 100000,  -- served at once (the fake has no loop turns)
+      handler = function(req, res) res:send(200, {}, tostring(#req.body)) end }))
+    local c = fuv.connect(server.handle)
+    local head = ("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n"):format(100000)
+    c:send(head)
+    for _ = 1, 9 do
+      c:send(("z"):rep(10000))
+      assert.is_false(c.tcp.paused)
+    end
+    c:send(("z"):rep(10000))
+    assert.are.equal("100000", c.out:match("\r\n\r\n(%d+)$"))
+    assert.is_false(c.tcp.paused)
+    server:close()
+  end)
+end)

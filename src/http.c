@@ -274,8 +274,9 @@ static size_t http_run (Http *H, const char *p, size_t n) {
   }
   else if (e != HPE_OK) {
     const char *why = llhttp_get_error_reason(&H->P);
-    if (H->status == 0 && e == HPE_INVALID_VERSION && why != NULL &&
+    if (H->status == 0 && ((e == HPE_INVALID_VERSION && why != NULL &&
         strcmp(why, "Invalid HTTP version") == 0)   /* HTTP/1.2, 3.0 */
+        || e == HPE_PAUSED_H2_UPGRADE))             /* the HTTP/2 preface */
       http_fail(H, 505, "HTTP version not supported");
     else if (H->status == 0) {     /* the parser's own error, not ours */
       H->status = 400;
@@ -800,9 +801,23 @@ static int http_phase (lua_State *L) {
 }
 
 
+/*
+** h:buffered() -> integer: the bytes fed that no request has come out of
+** yet (the request being read and any pipelined after it). A server
+** counts them against what it lets a connection hold before it stops
+** reading it.
+*/
+static int http_buffered (lua_State *L) {
+  Http *H = check_http(L);
+  lua_pushinteger(L, (lua_Integer)(H->in.n - H->off + H->cur.n));
+  return 1;
+}
+
+
 static const luaL_Reg http_methods[] = {
   {"next", http_next},
   {"phase", http_phase},
+  {"buffered", http_buffered},
   {NULL, NULL}
 };
 

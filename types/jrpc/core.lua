@@ -362,6 +362,11 @@ function Http:next(chunk) end
 ---@return "head"|"body"|nil
 function Http:phase() end
 
+--- The bytes fed that no request has come out of yet (the request being read and any
+--- pipelined after it).
+---@return integer
+function Http:buffered() end
+
 ---@class jrpc.HttpClient
 local HttpClient = {}
 

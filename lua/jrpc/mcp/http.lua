@@ -74,15 +74,18 @@ local function loopback_hosts(port)
   return set
 end
 
+-- Host names and origins compare case-insensitively (RFC 3986 3.1, 3.2.2):
+-- sets of them hold lower case, and what is looked up is lowered first.
 local function set_of(list)
   local set = {}
-  for _, v in ipairs(list) do set[v] = true end
+  for _, v in ipairs(list) do set[v:lower()] = true end
   return set
 end
 
 -- An Origin is allowed when listed, or (by default) when its host is one
 -- the Host check allows: a page served by this very server.
 local function origin_allowed(policy, origin)
+  origin = origin:lower()
   if policy.origins then return policy.origins[origin] == true end
   local host = origin:match("^https?://([^/]+)$")
   return host ~= nil and policy.hosts[host] == true
@@ -285,7 +288,7 @@ function M.serve(srv, loop, opts)
     if origin ~= nil and not origin_allowed(policy, origin) then
       return plain(res, 403, "forbidden origin")
     end
-    if host == nil or not policy.hosts[host] then return plain(res, 421, "misdirected request") end
+    if host == nil or not policy.hosts[host:lower()] then return plain(res, 421, "misdirected request") end
     if req.path ~= path then return plain(res, 404, "not found") end
     if req.method ~= "POST" then
       -- GET and DELETE belong to legacy sessions (405 without one)

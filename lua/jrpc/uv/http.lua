@@ -24,6 +24,7 @@ M.DEFAULTS = {
   body_timeout = 30,            -- seconds from the end of a head to the end of its body (408)
   large_body_bytes = 64 * 1024,        -- a request with a larger body is started one per loop turn
   max_queued_bytes = 1024 * 1024,      -- response bytes queued past which a connection is not read
+  max_pipelined_bytes = 64 * 1024,     -- request bytes read ahead while a response is under way
   max_write_queue = 16 * 1024 * 1024,  -- a stream whose reader lags this far is closed
   max_header_bytes = 8192, max_headers = 64, max_body_bytes = 4 * 1024 * 1024,
 }
@@ -90,13 +91,16 @@ function Conn:_arm(phase)
   end, "http " .. (phase or "idle"))
 end
 
--- Read while nothing is held past one request's worth and the client
--- takes its responses.
+-- Read while the client takes its responses and the bytes held unserved
+-- (ours and the reader's) stay under one request's worth, or, while a
+-- response is under way, under max_pipelined_bytes: pipelined requests
+-- wait for it anyway, and reading on only tells when the client leaves.
 function Conn:_update_reading()
   if self.closed then return end
   local l = self.server.limits
-  local want = (self.nheld or 0) <= l.max_header_bytes + l.max_body_bytes
-    and not self.backlogged
+  local held = (self.nheld or 0) + self.codec:buffered()
+  local want = not self.backlogged and held <= (self.res ~= nil and l.max_pipelined_bytes
+    or l.max_header_bytes + l.max_body_bytes)
   if want == self.reading then return end
   self.reading = want
   if want then self.tcp:read_start(self.on_read) else self.tcp:read_stop() end
