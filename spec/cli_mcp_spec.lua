@@ -259,7 +259,9 @@ describe("jrpc mcp usage errors: exit 2, the problem and the usage line on stder
     assert.truthy(r[2]:find("Exit status: 0 done; 1 an error reply (its error object on stderr), a\n"
       .. "result with isError, no reply within the timeout, or any other failure\n"
       .. "(its message on stderr); 2 usage error; 3 cannot spawn or connect, or the\n"
-      .. "connection ended before the reply (a command that exits at once).\n", 1, true), r[2])
+      .. "connection ended before the reply (a command that exits at once; over\n"
+      .. "--http, a request whose connection closed after it was sent: its outcome\n"
+      .. "is unknown and it is not sent again).\n", 1, true), r[2])
   end)
 end)
 

@@ -286,7 +286,7 @@ end
 describe("the jrpc command over HTTP: at most once", function()
   after_each(S.cleanup)
 
-  it("jrpc mcp --http: the probe answered, the tools/call on the kept connection dropped: exit 1, one run",
+  it("jrpc mcp --http: the probe answered, the tools/call on the kept connection dropped: exit 3, one run",
     function()
     local srv, r
     S.run(function()
@@ -297,7 +297,7 @@ describe("the jrpc command over HTTP: at most once", function()
     end, 20)
     assert.are.same({ "1.1 server/discover", "1.2 tools/call" }, srv.methods())
     assert.are.equal(1, srv.runs)
-    assert.are.same({ 1, "", "jrpc: " .. UNKNOWN .. "\n" }, r)
+    assert.are.same({ 3, "", "jrpc: " .. UNKNOWN .. "\n" }, r)
   end)
 
   it("jrpc call --http: answered, then a call whose connection closed after it was read: exit 3, sent once",

@@ -60,7 +60,9 @@ A text that does not end with a newline gets one.
 Exit status: 0 done; 1 an error reply (its error object on stderr), a
 result with isError, no reply within the timeout, or any other failure
 (its message on stderr); 2 usage error; 3 cannot spawn or connect, or the
-connection ended before the reply (a command that exits at once).]]
+connection ended before the reply (a command that exits at once; over
+--http, a request whose connection closed after it was sent: its outcome
+is unknown and it is not sent again).]]
 
 M.options = {
   { "--stdio", value = "CMD" },
@@ -371,6 +373,9 @@ local function report(err, opts, action)
     return output.FAILED
   elseif err.code == "closed" then
     output.err("jrpc: the connection ended before the reply: " .. tostring(err.message))
+    return output.CONNECT
+  elseif err.outcome_unknown then  -- sent, then the connection closed; never sent again
+    output.err("jrpc: " .. tostring(err.message))
     return output.CONNECT
   elseif unreachable(err) then
     output.err("jrpc: cannot " .. tostring(err.message))
