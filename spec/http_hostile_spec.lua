@@ -562,21 +562,26 @@ describe("hostile HTTP/1.1 clients that starve everything_server.lua --http", fu
   -- 5. Slow clients
   -- =====================================================================
 
+  -- Send `bytes` on `c` a byte every 0.25 s until it closes; then it must
+  -- have answered 408 for `phase`, 2 s (its limit) after `t0`, and closed.
+  local function dribble_to_408(c, bytes, t0, phase)
+    for i = 1, #bytes do
+      if c.closed then break end
+      c:send(bytes:sub(i, i))
+      loop:sleep(0.25)
+    end
+    assert.is_true(c:wait_closed(1), "not closed")
+    local after = c.closed_at - t0
+    assert.are.equal(H.plain("408 Request Timeout", "request " .. phase .. " not received within 2 s\n", true),
+      c:text())
+    assert.is_true(after > 1.9 and after < 3.5, ("closed after %.2f s"):format(after))
+  end
+
   it("answers 408 to a head sent a byte every 0.25 s, header_timeout after its first byte, and closes", function()
     S.run(function()
       local srv = H.start_server{ header_timeout = 2 }
       local c = H.connect(srv.port)
-      local req = H.ping(srv.port, 1)
-      local t0 = S.now()
-      for i = 1, 14 do
-        if c.closed then break end
-        c:send(req:sub(i, i))
-        loop:sleep(0.25)
-      end
-      assert.is_true(c:wait_closed(1), "not closed")
-      local after = c.closed_at - t0
-      assert.are.equal(H.plain("408 Request Timeout", "request head not received within 2 s\n", true), c:text())
-      assert.is_true(after > 1.9 and after < 3.5, ("closed after %.2f s"):format(after))
+      dribble_to_408(c, H.ping(srv.port, 1):sub(1, 14), S.now(), "head")
     end, 10)
   end)
 
@@ -588,16 +593,7 @@ describe("hostile HTTP/1.1 clients that starve everything_server.lua --http", fu
       local head_end = req:find("\r\n\r\n", 1, true) + 3
       -- the head at once, then the body a byte every 0.25 s: never whole in time
       c:send(req:sub(1, head_end))
-      local t0 = S.now()
-      for i = head_end + 1, #req - 1 do
-        if c.closed then break end
-        c:send(req:sub(i, i))
-        loop:sleep(0.25)
-      end
-      assert.is_true(c:wait_closed(1), "not closed")
-      local after = c.closed_at - t0
-      assert.are.equal(H.plain("408 Request Timeout", "request body not received within 2 s\n", true), c:text())
-      assert.is_true(after > 1.9 and after < 3.5, ("closed after %.2f s"):format(after))
+      dribble_to_408(c, req:sub(head_end + 1, #req - 1), S.now(), "body")
     end, 10)
   end)
 

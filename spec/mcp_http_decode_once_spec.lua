@@ -8,23 +8,12 @@ local fake_luv = dofile("fuzz/fake_luv.lua")
 local jrpc = require "jrpc"
 local core = require "jrpc.core"
 local mcp = require "jrpc.mcp"
+local F = dofile("spec/fake_http_support.lua")
+local post, status_of, body_of = F.post, F.status_of, F.body_of
 
 local MODERN = { ["MCP-Protocol-Version"] = "2026-07-28" }
 local META = '{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
   .. '"io.modelcontextprotocol/clientCapabilities":{}}'
-
-local function request_bytes(body, headers)
-  local lines = { "POST /mcp HTTP/1.1", "Host: 127.0.0.1:8080", "Content-Type: application/json",
-    "Accept: application/json, text/event-stream", "Content-Length: " .. #body }
-  for k, v in pairs(headers or {}) do lines[#lines + 1] = k .. ": " .. v end
-  return table.concat(lines, "\r\n") .. "\r\n\r\n" .. body
-end
-
-local function post(uv, http, body, headers)
-  local c = uv.connect(http.handle)
-  c:send(request_bytes(body, headers))
-  return c
-end
 
 local function with(t, more)
   local out = {}
@@ -33,8 +22,6 @@ local function with(t, more)
   return out
 end
 
-local function status_of(out) return tonumber(out:match("^HTTP/1%.1 (%d+)")) end
-local function body_of(out) return out:match("\r\n\r\n(.*)$") end
 
 describe("jrpc.mcp Streamable HTTP decodes a body once", function()
   local uv, http

@@ -7,23 +7,13 @@ local fake_luv = dofile("fuzz/fake_luv.lua")
 local jrpc = require "jrpc"
 local mcp = require "jrpc.mcp"
 
-local function request_bytes(body, headers)
-  local lines = { "POST /mcp HTTP/1.1", "Host: 127.0.0.1:8080", "Content-Type: application/json",
-    "Accept: application/json, text/event-stream", "Content-Length: " .. #body }
-  for k, v in pairs(headers or {}) do lines[#lines + 1] = k .. ": " .. v end
-  return table.concat(lines, "\r\n") .. "\r\n\r\n" .. body
-end
+local F = dofile("spec/fake_http_support.lua")
+local status_of, body_of = F.status_of, F.body_of
 
--- One POST on a new fake connection; returns the connection (its `out`
--- grows while a stream stays open).
+-- One POST of `msg` (a table, encoded) on a new fake connection.
 local function post(uv, http, msg, headers)
-  local c = uv.connect(http.handle)
-  c:send(request_bytes(jrpc.encode(msg), headers))
-  return c
+  return F.post(uv, http, jrpc.encode(msg), headers)
 end
-
-local function status_of(out) return tonumber(out:match("^HTTP/1%.1 (%d+)")) end
-local function body_of(out) return out:match("\r\n\r\n(.*)$") end
 
 describe("jrpc.mcp legacy HTTP sessions, in process", function()
   local uv, http, sid
