@@ -641,8 +641,8 @@ end
 --- here, after the worker yields it back, so a failing send reaches the
 --- caller of receive as after a hold) and no pcall around the handler (the
 --- worker's resume catches a raise: see Pool.run). The second function,
---- `deliver(kind, ...)`, dispatches one message its transport decoded
---- already (Peer:decode) the same way, as if a read had just decoded it.
+--- `decoded(kind, ...)`, dispatches one message its transport decoded
+--- already (Peer:decode) through the same read, as if it had decoded it.
 function M.reader(peer)
   local codec, srv, out = peer._codec, peer._srv, peer._out
   local bare, checked, run = srv.bare, srv.checked, peer._pool:runner()
@@ -715,8 +715,19 @@ function M.reader(peer)
     end
     return serve_bare_waited(peer, me, result)
   end
-  -- One decoded message, then whatever else the codec holds.
-  local function dispatch(kind, a, b, c, d, e)
+  -- A read of `bytes`; or, given `kind` and the rest, of a message its
+  -- transport decoded already (Peer:decode), dispatched the same way.
+  local function read(_, bytes, kind, a, b, c, d, e)
+    if peer._closed then return end
+    local on_read = peer._on_read  -- the deadline check, while there are deadlines
+    if on_read then
+      on_read(peer)
+      if peer._closed then return end
+    end
+    if kind == nil then
+      kind, a, b, c, d, e = codec_next(codec, bytes, true)  -- feeds the bytes first
+      if kind == nil then return end  -- a read with no message: no switch
+    end
     if e == false then  -- only requests, checked or not, have an `e`
       local fn = kind == "request" and bare[a] or checked[a]
       if fn then
@@ -732,26 +743,7 @@ function M.reader(peer)
     end
     return dispatch_decoded(peer, kind, a, b, c, d, e)
   end
-  -- Whether the peer takes input now: it is open and past the deadline
-  -- check (run while there are deadlines).
-  local function open()
-    if peer._closed then return false end
-    local on_read = peer._on_read
-    if on_read then on_read(peer) end
-    return not peer._closed
-  end
-  local function read(_, bytes)
-    if not open() then return end
-    local kind, a, b, c, d, e = codec_next(codec, bytes, true)  -- feeds the bytes first
-    if kind == nil then return end  -- a read with no message: no switch
-    return dispatch(kind, a, b, c, d, e)
-  end
-  -- A message decoded already (Peer:decode): dispatched as a read's.
-  local function decoded(kind, a, b, c, d, e)
-    if not open() then return end
-    return dispatch(kind, a, b, c, d, e)
-  end
-  return read, decoded
+  return read, function(...) return read(nil, nil, ...) end
 end
 
 -- }======================================================================
