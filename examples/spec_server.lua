@@ -105,13 +105,15 @@ end
 if ... == "--module" then return install end
 
 local opts = parse_args(arg or {})
+local peer_opts = { framing = opts.framing, profile = opts.profile }
 if opts.transport == "blocking" then
-  local peer = jrpc.stdio.peer(opts)
+  local peer = jrpc.stdio.peer(peer_opts)
   install(peer)
   jrpc.stdio.run(peer)
 else
   local loop = jrpc.uv.new(require "luv", { idle_gc = opts["idle-gc"] == "on", busy_poll = opts.busy_poll })
-  local conn = assert(loop:stdio(opts))
+  local conn = assert(loop:stdio{ framing = opts.framing, profile = opts.profile,
+    max_write_queue = opts.max_write_queue, pause_reading_at = opts.pause_reading_at })
   install(conn.peer)
   loop:serve_forever()  -- returns once stdin ended and the replies are written
 end

@@ -115,6 +115,7 @@ build = {
     ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",
+    ["jrpc.options"] = "lua/jrpc/options.lua",
     ["jrpc.profiles"] = "lua/jrpc/profiles.lua",
     ["jrpc.server"] = "lua/jrpc/server.lua",
     ["jrpc.socket"] = "lua/jrpc/socket.lua",

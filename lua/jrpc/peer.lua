@@ -16,6 +16,7 @@ local workers = require "jrpc.workers"
 local server = require "jrpc.server"
 local client = require "jrpc.client"
 local logs = require "jrpc.log"
+local options = require "jrpc.options"
 
 
 local M = {}
@@ -334,8 +335,15 @@ local function safe_logger(on_error)
   end
 end
 
+--- The names of the peer's options (see jrpc.PeerOptions): a transport
+--- hands the peer these and keeps the rest for itself.
+M.OPTIONS = options.set{ "send", "profile", "framing", "timeout", "max_message_bytes",
+  "max_depth", "max_batch", "max_pending", "debug", "on_error", "on_debug", "null", "role",
+  "clock", "methods" }
+
 local function check_options(opts)
   if type(opts) ~= "table" then error("jrpc.peer: expected an options table", 3) end
+  options.check("jrpc.peer", opts, 3, M.OPTIONS)
   if type(opts.send) ~= "function" then error("jrpc.peer: option send must be a function", 3) end
   local profile = profiles[opts.profile or "jsonrpc"]
   if not profile then error("jrpc.peer: unknown profile " .. tostring(opts.profile), 3) end

@@ -11,6 +11,7 @@
 -- stops reading and the peer's new requests fail with code "busy"; at or
 -- below half the bound it reads and sends again.
 local peer_mod = require "jrpc.peer"
+local options = require "jrpc.options"
 
 local floor = math.floor
 local concat = table.concat
@@ -270,8 +271,7 @@ function M.new(loop, sock, opts, connecting, role)
     _q = { head = 1, tail = 0 }, _pos = 1, _queued = 0, _blocked = false,
     _closed = false, _eof = false, _busy = false, _connecting = connecting or false,
   }, Connection)
-  local o = {}
-  for k, v in pairs(opts) do o[k] = v end
+  local o = options.pick(opts, peer_mod.OPTIONS)
   o.send = function(bytes) self:_send(bytes) end
   o.clock = o.clock or loop.clock
   if o.role == nil then o.role = role or "server" end  -- the caller's option wins

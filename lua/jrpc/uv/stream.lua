@@ -27,6 +27,7 @@
 -- in flight it reads on: its response may be what the other side waits to
 -- hand us, and two peers that both stopped reading would wait forever.
 local peer_mod = require "jrpc.peer"
+local options = require "jrpc.options"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
@@ -296,8 +297,7 @@ end
 -- }======================================================================
 
 local function peer_options(opts, send, role)
-  local o = {}
-  for k, v in pairs(opts) do o[k] = v end
+  local o = options.pick(opts, peer_mod.OPTIONS)
   o.send = send
   if o.role == nil then o.role = role end  -- the caller's option wins
   return o
