@@ -46,9 +46,10 @@ end
 
 --- Raise unless `opts` is nil or a table whose keys are all in one of the
 --- sets given (see `set`). `where` names the function in the message
---- ("jrpc.peer: unknown option 'tmeout' (did you mean 'timeout'?)"); the
---- error is reported at `level` (default 3: the caller of the function
---- that calls check). Returns `opts`, or an empty table for nil.
+--- ("jrpc.peer: unknown option 'tmeout' (did you mean 'timeout'?)").
+--- `level` counts as `error`'s does, from the function that calls check
+--- (1: that function, 2: its caller; default 3). Returns `opts`, or an
+--- empty table for nil.
 ---@param where string
 ---@param opts table|nil
 ---@param level integer|nil
