@@ -13,11 +13,15 @@ M.protocol = require "jrpc.mcp.protocol"
 
 --- A new server: `{name, version, title?, instructions?, ttl_ms? (default
 --- 0), cache_scope? ("private" by default, or "public"), page_size? (list
---- items a page, default 100)}`.
+--- items a page, default 100), state_key? (the key that seals MRTR states,
+--- 16 bytes or more: the same in every worker; default random per process)}`.
+--- An unknown name is an error.
 ---@param opts table
 ---@return jrpc.mcp.Server
 function M.server(opts)
-  return server.new(opts)
+  -- not a tail call: errors in `opts` are reported at our caller
+  local srv = server.new(opts)
+  return srv
 end
 
 --- A text content item.
@@ -37,12 +41,17 @@ function M.image(data_base64, mime_type) return content.image(data_base64, mime_
 ---@return table
 function M.audio(data_base64, mime_type) return content.audio(data_base64, mime_type) end
 
---- A resource link content item; `extra` may hold mimeType, title, description, size.
+--- A resource link content item; `extra` may hold mimeType, title,
+--- description, size, annotations, icons and _meta (another name is an error).
 ---@param uri string
 ---@param name string
 ---@param extra? table
 ---@return table
-function M.resource_link(uri, name, extra) return content.resource_link(uri, name, extra) end
+function M.resource_link(uri, name, extra)
+  -- not a tail call: a misspelt `extra` is reported at our caller
+  local link = content.resource_link(uri, name, extra)
+  return link
+end
 
 --- An embedded resource content item: `contents` is `{uri, mimeType?, text}` or `{uri, mimeType?, blob}`.
 ---@param contents table

@@ -1,8 +1,12 @@
 --- Content items for tool results and prompt messages, and the shapes a
 -- handler may return, made into the results the protocol asks for.
 local core = require "jrpc.core"
+local options = require "jrpc.options"
 
 local M = {}
+
+--- The optional members of a resource link (`extra` of `resource_link`).
+M.LINK_OPTIONS = options.set{ "mimeType", "title", "description", "size", "annotations", "icons", "_meta" }
 
 local function array(t) return setmetatable(t or {}, core.array_mt) end
 
@@ -35,12 +39,15 @@ function M.audio(data_base64, mime_type)
   return { type = "audio", data = data_base64, mimeType = mime_type }
 end
 
---- A link to a resource: `uri`, `name`, and optional `{mimeType, title, description, size}`.
+--- A link to a resource: `uri`, `name`, and optional `{mimeType, title,
+--- description, size, annotations, icons, _meta}` (another name is an error,
+--- reported at the caller's caller: jrpc.mcp.resource_link's).
 ---@param uri string
 ---@param name string
 ---@param extra? table
 ---@return table
 function M.resource_link(uri, name, extra)
+  options.check("jrpc.mcp.resource_link", extra, 3, M.LINK_OPTIONS)
   return with({ type = "resource_link", uri = uri, name = name }, extra)
 end
 

@@ -13,6 +13,7 @@
 -- lines (`: keep-alive`) every `listen_keep_alive` seconds keep it from
 -- looking dead; the client closing it ends the subscription.
 local core = require "jrpc.core"
+local options = require "jrpc.options"
 local peer_mod = require "jrpc.peer"
 local errors = require "jrpc.errors"
 local http = require "jrpc.uv.http"
@@ -21,10 +22,20 @@ local timers = require "jrpc.uv.timers"
 local protocol = require "jrpc.mcp.protocol"
 local headers_mod = require "jrpc.mcp.http_headers"
 local sessions_mod = require "jrpc.mcp.http_session"
+local server_mod = require "jrpc.mcp.server"
 
 local M = {}
 
 local codes = protocol.codes
+
+-- What jrpc.uv.http's listen takes from `serve_http`'s options: the
+-- address, its hooks and its limits (the handler is ours).
+local LISTEN_OPTIONS = options.set({ "host", "port", "on_error", "on_shutdown" }, http.DEFAULTS)
+
+--- The names `serve_http` takes: this module's, the session table's
+--- (http_session.lua) and jrpc.uv.http's.
+M.OPTIONS = options.set({ "path", "allowed_origins", "allowed_hosts", "listen_keep_alive" },
+  sessions_mod.OPTIONS, LISTEN_OPTIONS)
 
 -- HTTP status of a JSON-RPC error reply sent as JSON (the spec's table);
 -- other errors are 200, as the spec leaves them unstated.
@@ -201,10 +212,10 @@ end
 
 local DEFAULT_KEEP_ALIVE = 15  -- seconds between keep-alive comments on a listen stream
 
-local function post(srv, loop, opts, sessions, req, res)
+local function post(srv, loop, opts, more_peer_opts, sessions, req, res)
   local state = { done = false }
   local peer_opts = { profile = "mcp", role = "server", send = writer(res, state) }
-  for k, v in pairs(opts.peer or {}) do peer_opts[k] = v end
+  for k, v in pairs(more_peer_opts) do peer_opts[k] = v end
   local peer = peer_mod.new(peer_opts)
   -- decoded once, by the peer's codec: these checks read it, then the
   -- peer dispatches it
@@ -261,9 +272,10 @@ end
 ---@param loop table
 ---@param opts? table
 ---@return jrpc.uv.HttpServer|nil http_server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen": the address could not be bound
 function M.serve(srv, loop, opts)
-  opts = opts or {}
+  opts = options.check("serve_http", opts, 3, M.OPTIONS)
+  local peer_opts = options.check("serve_http: peer", opts.peer, 3, server_mod.PEER_OPTIONS)
   local every = opts.listen_keep_alive
   if every ~= nil and every ~= false and (type(every) ~= "number" or every <= 0) then
     error("serve_http: listen_keep_alive must be a positive number of seconds, or false", 3)
@@ -271,8 +283,7 @@ function M.serve(srv, loop, opts)
   local path = opts.path or "/mcp"
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
   local sessions = sessions_mod.new(srv, opts, loop)
-  local listen = {}
-  for k, v in pairs(opts) do listen[k] = v end
+  local listen = options.pick(opts, LISTEN_OPTIONS)
   listen.host = opts.host or "127.0.0.1"
   listen.port = opts.port or 0
   -- a worker told to stop ends its listen streams with their result at
@@ -296,10 +307,13 @@ function M.serve(srv, loop, opts)
     end
     local status, why = media_refusal(req)
     if status then return plain(res, status, why) end
-    return post(srv, loop, opts, sessions, req, res)
+    return post(srv, loop, opts, peer_opts, sessions, req, res)
   end
   local server, err = http.listen(loop, listen)
-  if not server then return nil, err end
+  -- one shape for the MCP server's errors: a jrpc.Error, code "listen"
+  if not server then
+    return nil, getmetatable(err) == errors.metatable and err or errors.new("listen", tostring(err))
+  end
   policy.hosts = opts.allowed_hosts and set_of(opts.allowed_hosts) or loopback_hosts(server.port)
   return server
 end

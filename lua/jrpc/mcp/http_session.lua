@@ -14,6 +14,7 @@
 -- session's `MCP-Protocol-Version` header and the idle clock that ends
 -- sessions; http.lua owns the HTTP checks shared by both eras.
 local core = require "jrpc.core"
+local options = require "jrpc.options"
 local peer_mod = require "jrpc.peer"
 local errors = require "jrpc.errors"
 local co = require "jrpc.uv.co"
@@ -21,6 +22,9 @@ local timers = require "jrpc.uv.timers"
 local protocol = require "jrpc.mcp.protocol"
 
 local M = {}
+
+--- The names of `serve_http`'s options this module reads.
+M.OPTIONS = options.set{ "max_sessions", "session_idle_timeout", "session_id_prefix", "peer" }
 
 local function json_headers(sid)
   return { ["content-type"] = "application/json", ["mcp-session-id"] = sid }

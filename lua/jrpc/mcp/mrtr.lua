@@ -10,6 +10,11 @@ local protocol = require "jrpc.mcp.protocol"
 
 local M = {}
 
+-- The unsealed state of each input_required result, beside it rather than
+-- in it: the result is what goes on the wire. Weak: a result never
+-- answered takes its state with it.
+local states = setmetatable({}, { __mode = "k" })
+
 local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
@@ -46,8 +51,19 @@ end
 ---@param state? string
 ---@return table
 function M.input_required(requests, state)
-  return { resultType = protocol.result_types.input_required, inputRequests = requests,
-    _state = state }
+  local result = { resultType = protocol.result_types.input_required, inputRequests = requests }
+  states[result] = state
+  return result
+end
+
+--- The state `input_required` was given for `result` (nil if none), to
+--- seal; asked once, as the result is answered.
+---@param result table
+---@return string|nil
+function M.take_state(result)
+  local state = states[result]
+  states[result] = nil
+  return state
 end
 
 return M

@@ -3,9 +3,21 @@
 -- This module owns the registrations; it checks them when they are made, so
 -- a mistake shows where it was written, not at the first request.
 local core = require "jrpc.core"
+local options = require "jrpc.options"
 local http_headers = require "jrpc.mcp.http_headers"
 
 local M = {}
+
+--- The names a definition may have, by kind: a misspelt one (`inputSchema`
+--- for `input_schema`) is an error, not a member silently left out.
+M.TOOL = options.set{ "name", "title", "description", "input_schema", "output_schema",
+  "annotations", "requires", "handler" }
+M.RESOURCE = options.set{ "uri", "name", "title", "description", "mime_type", "size",
+  "annotations", "ttl_ms", "cache_scope", "handler" }
+M.TEMPLATE = options.set{ "uri_template", "name", "title", "description", "mime_type",
+  "annotations", "ttl_ms", "cache_scope", "handler" }
+M.PROMPT = options.set{ "name", "title", "description", "arguments", "handler" }
+M.PROMPT_ARGUMENT = options.set{ "name", "title", "description", "required" }
 
 local Registry = {}
 Registry.__index = Registry
@@ -40,6 +52,14 @@ local function schema(v, what)
   return v
 end
 
+-- Check the names of definition `def` (of `kind`, named by its `key`
+-- member), reported where the server method was called.
+local function check(def, kind, key, names)
+  if type(def) ~= "table" then error(("%s: expected a definition table, got %s"):format(kind, type(def)), 4) end
+  local id = def[key]
+  options.check(type(id) == "string" and kind .. " " .. id or kind, def, 4, names)
+end
+
 -- Tool names: 1-64 of [A-Za-z0-9_./-], as clients check them.
 local function valid_tool_name(name)
   return #name >= 1 and #name <= 64 and not name:find("[^%w_%./%-]")
@@ -48,6 +68,7 @@ end
 --- Add a tool (see `server:tool`).
 ---@param def table
 function Registry:add_tool(def)
+  check(def, "tool", "name", M.TOOL)
   local what = "tool " .. tostring(def.name)
   need(def, "name", "string", "tool")
   need(def, "handler", "function", what)
@@ -68,6 +89,7 @@ end
 --- Add a resource (see `server:resource`).
 ---@param def table
 function Registry:add_resource(def)
+  check(def, "resource", "uri", M.RESOURCE)
   need(def, "uri", "string", "resource")
   local what = "resource " .. def.uri
   need(def, "name", "string", what)
@@ -101,6 +123,7 @@ end
 --- Add a resource template (see `server:resource_template`).
 ---@param def table
 function Registry:add_template(def)
+  check(def, "resource template", "uri_template", M.TEMPLATE)
   need(def, "uri_template", "string", "resource template")
   local what = "resource template " .. def.uri_template
   need(def, "name", "string", what)
@@ -117,6 +140,7 @@ end
 --- Add a prompt (see `server:prompt`).
 ---@param def table
 function Registry:add_prompt(def)
+  check(def, "prompt", "name", M.PROMPT)
   need(def, "name", "string", "prompt")
   local what = "prompt " .. def.name
   need(def, "handler", "function", what)
@@ -124,6 +148,7 @@ function Registry:add_prompt(def)
   local args = {}
   for i, a in ipairs(def.arguments or {}) do
     if type(a) == "string" then a = { name = a } end
+    if type(a) == "table" then options.check(what .. ": argument " .. i, a, 3, M.PROMPT_ARGUMENT) end
     if type(a) ~= "table" or type(a.name) ~= "string" then error(what .. ": argument " .. i .. " has no name", 3) end
     args[i] = { name = a.name, title = a.title, description = a.description, required = a.required }
   end

@@ -4,6 +4,8 @@
 -- that `_meta` alone; without one, a connection that sent `initialize` is
 -- legacy (session.lua); anything else lacks its required `_meta` (-32602).
 local core = require "jrpc.core"
+local options = require "jrpc.options"
+local peer_mod = require "jrpc.peer"
 local protocol = require "jrpc.mcp.protocol"
 local registry = require "jrpc.mcp.registry"
 local methods = require "jrpc.mcp.methods"
@@ -15,6 +17,21 @@ local listeners = require "jrpc.mcp.listeners"
 local M = {}
 
 local keys = protocol.keys
+
+--- The names `jrpc.mcp.server{...}` takes.
+M.OPTIONS = options.set{ "name", "version", "title", "instructions", "ttl_ms", "cache_scope",
+  "page_size", "state_key" }
+
+--- The names `server:attach(peer, hooks)` takes in `hooks`.
+M.ATTACH_OPTIONS = options.set{ "route" }
+
+--- The peer options a server's transports take from the user
+--- (`serve_stdio`'s `peer_opts`, `serve_http`'s `peer`): the peer's own,
+--- but for those the transport sets itself.
+M.PEER_OPTIONS = {}
+for name in pairs(peer_mod.OPTIONS) do
+  if name ~= "send" and name ~= "profile" and name ~= "role" then M.PEER_OPTIONS[name] = true end
+end
 
 ---@class jrpc.mcp.Server
 local Server = {}
@@ -229,15 +246,13 @@ local function handler(srv, session, method, impl, hooks)
       ctx.input_responses = type(params.inputResponses) == "table" and params.inputResponses or nil
     end
     local result, entry = impl(srv, params, ctx, session)
+    local state = mrtr.take_state(result)
     if era == "modern" then
-      if result.resultType == protocol.result_types.input_required then
-        local state = result._state
-        result._state = nil
-        if state ~= nil then result.requestState = mrtr.seal(srv.state_key, state) end
+      if state ~= nil and result.resultType == protocol.result_types.input_required then
+        result.requestState = mrtr.seal(srv.state_key, state)
       end
       return modern_result(srv, method, result, entry)
     end
-    result._state = nil
     return result
   end
 end
@@ -262,7 +277,7 @@ local legacy = {
 ---@param hooks? {route?: fun(id_json: string, method: string)}
 ---@return jrpc.Peer peer
 function Server:attach(peer, hooks)
-  hooks = hooks or {}
+  hooks = options.check("server:attach", hooks, 2, M.ATTACH_OPTIONS)
   local session = session_mod.new()
   local function add(name, impl) peer:method(name, handler(self, session, name, impl, hooks)) end
   add("server/discover", methods.discover)
@@ -305,7 +320,7 @@ end
 ---@return jrpc.Peer peer
 function Server:serve_stdio(loop, peer_opts)
   local opts = { profile = "mcp", role = "server" }
-  for k, v in pairs(peer_opts or {}) do opts[k] = v end
+  for k, v in pairs(options.check("server:serve_stdio", peer_opts, 2, M.PEER_OPTIONS)) do opts[k] = v end
   if loop then
     local conn = assert(loop:stdio(opts))
     self:attach(conn.peer)
@@ -330,13 +345,17 @@ end
 --- values; default those of the allowed hosts), allowed_hosts? (Host
 --- values; default 127.0.0.1, localhost and [::1], with and without the
 --- port), peer? (more peer options), and the limits of jrpc.uv.http}`.
---- Returns the HTTP server (its `port`, `close()`); the caller runs the loop.
+--- Returns the HTTP server (its `port`, `close()`), or nil and a
+--- jrpc.Error with code "listen" when the address cannot be bound; the
+--- caller runs the loop. An unknown option name is an error.
 ---@param loop table
 ---@param opts? table
 ---@return jrpc.uv.HttpServer|nil http_server
----@return string|nil err
+---@return jrpc.Error|nil err
 function Server:serve_http(loop, opts)
-  return require("jrpc.mcp.http").serve(self, loop, opts)
+  -- not a tail call: errors in `opts` are reported at our caller
+  local server, err = require("jrpc.mcp.http").serve(self, loop, opts)
+  return server, err
 end
 
 -- }======================================================================
@@ -347,6 +366,7 @@ local SCOPES = { public = true, private = true }
 ---@param opts table
 ---@return jrpc.mcp.Server
 function M.new(opts)
+  if type(opts) == "table" then options.check("jrpc.mcp.server", opts, 3, M.OPTIONS) end
   if type(opts) ~= "table" or type(opts.name) ~= "string" or type(opts.version) ~= "string" then
     error("jrpc.mcp.server: expected {name = string, version = string, ...}", 3)
   end
