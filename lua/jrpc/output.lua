@@ -21,14 +21,11 @@ local M = {}
 -- Enough replies per write that a write costs little next to the work of
 -- the replies in it; few enough that the other side starts early. (Counted
 -- in writes, not bytes: a byte count would cost every reply a length.) The
--- first write of a read comes soon: with 16 in flight, one write of all 16
--- was lock-step again (paired runs, 2026-12-01: 14-50% more round trips/s
--- at 16 in flight with a first write after 4). Growing from 2 (writes after
--- 2, 6, 14, 30, 46, ... replies) instead of 4 then every 16 kept a Node
--- client busier still (2026-12-02, medians of 6-14 rotated runs: 4-14% more
--- at 16 in flight, within 3% at 256), for 2-7% less where the client's CPU
--- is the limit (Node at 64, a jrpc client: each read costs it; README,
--- "Writes that grow through a read").
+-- first write of a read comes soon, or a client with a few requests in
+-- flight waits in lock-step for our whole burst; the interval then grows
+-- (writes after 2, 6, 14, 30, 46, ... replies), which keeps a pipelining
+-- client busy. The measurements behind these two numbers are in
+-- bench/results/design-choices.md.
 M.FLUSH_PARTS = 16
 M.FIRST_FLUSH = 2
 

@@ -53,10 +53,9 @@ function M.new(opts, profile)
   }
 end
 
--- Whether the codec checks declared params (see M.add): on Lua 5.4 that
--- spares about 2,300 instructions per request (bench/instructions.sh, row
--- declared: 13,339 -> 11,067); on LuaJIT it cost about 1,050 more (4,772
--- -> 5,826): its compiled checker is cheaper than the C API calls.
+-- Whether the codec checks declared params (see M.add): cheaper than the
+-- declaration's compiled checker on Lua 5.4, dearer on LuaJIT, whose
+-- compiled checker beats the C API calls (bench/results/design-choices.md).
 local CODEC_CHECKS = rawget(_G, "jit") == nil
 
 -- Can `fn` see a second argument (the context)? C functions and varargs
@@ -594,8 +593,9 @@ end
 --
 -- Whatever raises (a handler, a clock, a memory error), the serving state
 -- and the output are restored, so the next read is answered as usual. A
--- pcall per read would cost about 4% of a round trip, so the guarantee
--- comes from the structure instead: everything that can raise runs in the
+-- pcall per read would cost a noticeable share of a round trip
+-- (bench/results/design-choices.md), so the guarantee comes from the
+-- structure instead: everything that can raise runs in the
 -- worker (whose resume catches it), or before any state changes (the first
 -- decode, the deadline check, which guards the user's clock), or on a slow
 -- path under its own pcall.
@@ -672,8 +672,8 @@ function M.reader(peer)
         if fn then
           handled = handled + 1
           srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, a, c, d
-          -- no pcall (about 600 instructions on Lua 5.4): a raise ends this
-          -- worker, and dispatch_decoded answers it while srv.running is BARE
+          -- no pcall (see dispatch_decoded): a raise ends this worker, and
+          -- dispatch_decoded answers it while srv.running is BARE
           local result = fn(b)
           local json
           if made[me] == nil then
@@ -688,9 +688,9 @@ function M.reader(peer)
         if e == false then return end
       elseif kind == "result" then
         -- settled by jrpc.client; a callback is called here without the
-        -- pcall `act` would give it (about 300-400 instructions on Lua 5.4 and
-        -- 600 on LuaJIT): a raise ends this worker, and dispatch_decoded
-        -- logs it as the callback's while srv.running is CALLBACK
+        -- pcall `act` would give it: a raise ends this worker, and
+        -- dispatch_decoded logs it as the callback's while srv.running is
+        -- CALLBACK
         local callback = result_callback(peer, a, b)
         if callback then
           srv.running = CALLBACK
