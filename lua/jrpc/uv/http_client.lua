@@ -402,7 +402,7 @@ end
 
 local function check_opts(opts)
   if type(opts) ~= "table" then error("http_client.request: expected an options table", 3) end
-  options.check("http_client.request", opts, 4, M.OPTIONS)
+  options.check("http_client.request", opts, 2, M.OPTIONS)
   for _, k in ipairs({ "on_headers", "on_chunk", "on_done", "on_start" }) do
     if opts[k] ~= nil and type(opts[k]) ~= "function" then
       error("http_client.request: " .. k .. " must be a function", 3)
@@ -595,7 +595,7 @@ Client.__index = Client
 ---@param opts? table  max_idle
 ---@return jrpc.uv.HttpClient
 function M.new(loop, opts)
-  opts = options.check("http_client.new", opts, 3, options.set{ "max_idle" })
+  opts = options.check("http_client.new", opts, 2, options.set{ "max_idle" })
   return setmetatable({ loop = loop, idle = {}, live = {}, max_idle = opts.max_idle or 4 }, Client)
 end
 
