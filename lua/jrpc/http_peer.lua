@@ -100,8 +100,12 @@ function M.status_error(res, body)
   return e
 end
 
--- http_client's failure -> the request's error.
-local function exchange_error(err, st)
+--- The error of an exchange that failed (`err`: http_client's text; `st`:
+--- the exchange's state, see `exchange`): code "http" with its `failure`.
+---@param err string
+---@param st table
+---@return jrpc.Error
+function M.exchange_error(err, st)
   local e = errors.new("http", err)
   e.failure, e.cause = st.kind or "failed", st.cause
   if st.kind == "outcome_unknown" then e.outcome_unknown = true end  -- it was sent; not again
@@ -257,7 +261,7 @@ end
 ---@param st table
 function HttpPeer:ended(r, res, err, st)
   if self.requests[r.id_json] ~= r then return end  -- answered, cancelled, closed
-  if err then return self:fail(r, exchange_error(err, st)) end
+  if err then return self:fail(r, M.exchange_error(err, st)) end
   if res.closed or not res.status then return end
   local serr = res.status >= 300 and M.status_error(res, st.body) or nil
   if self.hooks.ended and self.hooks.ended(r, res, st, serr) then return end
