@@ -472,7 +472,7 @@ local function check(opts)
       error("jrpc.http_peer: header " .. tostring(k) .. " must be a string name and value without CR/LF", 3)
     end
   end
-  options.check("jrpc.http_peer: hooks", opts.hooks, 2, HOOKS)
+  options.check("jrpc.http_peer: hooks", opts.hooks, 3, HOOKS)
   return u
 end
 

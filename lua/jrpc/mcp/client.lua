@@ -73,10 +73,11 @@ local LIST = options.set({ "max_pages", "fresh" }, CALL)
 local COMPLETE = options.set({ "context" }, CALL)
 
 -- A call of `method`: the era first, then the rounds; `post(result)` may
--- pick the part the caller gets. Coroutine or callback, as `invoke`.
+-- pick the part the caller gets. Coroutine or callback, as `invoke`. The
+-- public calls tail-call it (and `list`): level 2 is their caller.
 local function call_method(client, method, params, opts, callback, post, names)
   if type(opts) == "function" then opts, callback = nil, opts end
-  opts = options.check("jrpc.mcp.client: " .. method, opts, 3, names or CALL)
+  opts = options.check("jrpc.mcp.client: " .. method, opts, 2, names or CALL)
   local call = calls.new(client, method, params, opts)
   if opts.on_handle then opts.on_handle(call.handle) end
   return invoke(client, function()
@@ -104,7 +105,7 @@ end
 -- Every page of a list (the era first), coroutine or callback.
 local function list(client, method, opts, callback)
   if type(opts) == "function" then opts, callback = nil, opts end
-  opts = options.check("jrpc.mcp.client: " .. method, opts, 3, LIST)
+  opts = options.check("jrpc.mcp.client: " .. method, opts, 2, LIST)
   return invoke(client, function()
     local verdict, err = era.ensure(client)
     if not verdict then return nil, err end
