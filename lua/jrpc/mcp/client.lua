@@ -262,22 +262,22 @@ M.NOTIFICATIONS = {
 
 -- Where the server's notifications go: progress to its call, a cancel to
 -- its listen, tagged ones to their listen, the rest to the user's hooks.
-local function route(client, opts, method, params, meta)
+local function route(client, method, params, meta)
   if method == "notifications/progress" then return calls.route_progress(client, params) end
   if method == "notifications/cancelled" then return listens.cancelled(client, params) end
   lists.changed(client, method)
   if listens.route(client, method, params, meta) then return end
-  if method == "notifications/message" and opts.on_log then return opts.on_log(params) end
-  if opts.on_notification then opts.on_notification(method, params, meta) end
+  local on_log, on_notification = client:option("on_log"), client:option("on_notification")
+  if method == "notifications/message" and on_log then return on_log(params) end
+  if on_notification then on_notification(method, params, meta) end
 end
 
 -- The handlers of the transport's peer: a legacy server's requests, and
 -- every notification the client routes.
 local function peer_methods(client)
   local map = input.legacy_methods(input.of(client))
-  local opts = client._opts
   for _, name in ipairs(M.NOTIFICATIONS) do
-    map[name] = function(params, ctx) route(client, opts, name, params, ctx.meta) end
+    map[name] = function(params, ctx) route(client, name, params, ctx.meta) end
   end
   return map
 end
@@ -298,18 +298,23 @@ local function check(opts)
   end
 end
 
-local function new_client(opts)
+-- The client for checked `opts`, its parts made, its transport opened
+-- by `open(sink)`; or nil and open's error.
+local function new_client(opts, open)
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
   if o.timeout == nil then o.timeout = M.DEFAULT_TIMEOUT end
   o.client_info = o.client_info or M.CLIENT_INFO
-  local client = setmetatable({ _opts = o,
+  local self = setmetatable({ _opts = o,
     _log = o.on_error or function(msg) logs.report("jrpc.mcp.client: ", msg) end }, Client)
-  era.new(client, o)
-  input.new(client, o)
-  lists.new(client)
-  listens.new(client)
-  return client
+  era.new(self, o)
+  input.new(self, o)
+  lists.new(self)
+  listens.new(self)
+  local transport, err = open({ methods = peer_methods(self) })
+  if not transport then return nil, err end
+  self._transport = transport
+  return self
 end
 
 --- Connect to an MCP server over stdio (spawn `opts.cmd` with `opts.args`)
@@ -334,19 +339,13 @@ end
 ---@return string|nil err
 function M.connect(loop, opts)
   check(opts)
-  local client = new_client(opts)
-  local sink = { methods = peer_methods(client) }
-  local transport, err = opts.transport
-  if transport == nil and opts.url ~= nil then
-    transport = require("jrpc.mcp.client_http").open(loop, opts, sink)
-  elseif transport == nil then
-    transport, err = require("jrpc.mcp.client_stdio").open(loop, opts, sink)
-  elseif type(transport) == "function" then
-    transport, err = transport(sink)
-  end
-  if not transport then return nil, err end
-  client._transport = transport
-  return client
+  return new_client(opts, function(sink)
+    local transport = opts.transport
+    if transport == nil and opts.url ~= nil then return require("jrpc.mcp.client_http").open(loop, opts, sink) end
+    if transport == nil then return require("jrpc.mcp.client_stdio").open(loop, opts, sink) end
+    if type(transport) == "function" then return transport(sink) end
+    return transport
+  end)
 end
 
 return M
