@@ -87,6 +87,7 @@ build = {
     ["jrpc.cli.transport"] = "lua/jrpc/cli/transport.lua",
     ["jrpc.client"] = "lua/jrpc/client.lua",
     ["jrpc.errors"] = "lua/jrpc/errors.lua",
+    ["jrpc.http_peer"] = "lua/jrpc/http_peer.lua",
     ["jrpc.output"] = "lua/jrpc/output.lua",
     ["jrpc.params"] = "lua/jrpc/params.lua",
     ["jrpc.log"] = "lua/jrpc/log.lua",

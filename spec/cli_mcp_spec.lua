@@ -189,8 +189,8 @@ describe("jrpc mcp: commands that fail", function()
       mcp("--stdio", "cat > /dev/null", "--timeout", "0.2", "read", "x://y"))
   end)
 
-  it("--http to a port nobody listens on: exit 3, the address named", function()
-    assert.same({ 3, "", "jrpc: cannot connect to 127.0.0.1:1: ECONNREFUSED\n" },
+  it("--http to a port nobody listens on: exit 3, the URL named (as jrpc call --http names it)", function()
+    assert.same({ 3, "", "jrpc: cannot connect to http://127.0.0.1:1/mcp: ECONNREFUSED\n" },
       mcp("--http", "http://127.0.0.1:1/mcp", "tools"))
   end)
 end)
@@ -217,6 +217,18 @@ describe("jrpc mcp over Streamable HTTP (everything_server.lua --http)", functio
         mcp("--http", url, "--era", era, "call", "test_simple_text"))
       assert.same({ 1, "", '{"code":-32602,"message":"Invalid params: unknown tool nope"}\n' },
         mcp("--http", url, "--era", era, "call", "nope"))
+    end)
+
+    it(era .. ": --trace shows each POST's body and each message of the answers", function()
+      local r = mcp("--http", url, "--era", era, "--trace", "call", "test_simple_text")
+      assert.same({ 0, "This is a simple text response for testing.\n" }, { r[1], r[2] })
+      local t = traced(r[3])
+      local got = {}
+      for i, m in ipairs(t) do got[i] = m[1] .. " " .. tostring(m[2].method or m[2].id) end
+      assert.same(era == "legacy" and { "-> initialize", "<- 1", "-> notifications/initialized", "-> tools/call",
+        "<- 2" } or { "-> tools/call", "<- 1" }, got)
+      assert.same("This is a simple text response for testing.", t[#t][2].result.content[1].text)
+      assert.same(#t, select(2, r[3]:gsub("\n", "")))  -- nothing else on stderr
     end)
   end
 end)

@@ -121,14 +121,14 @@ describe("jrpc.uv.http_client: at most once on a kept-alive connection", functio
   end)
 
   it("a POST on its own connection (request) closed after it was read: OUTCOME_UNKNOWN, sent once", function()
-    local srv, res, err
+    local srv, res, err, kind
     S.run(function()
       srv = raw_server(function() return "drop" end)
-      res, err = hc.request(loop, { url = srv.url, method = "POST", body = "x", timeout = 5 })
+      res, err, kind = hc.request(loop, { url = srv.url, method = "POST", body = "x", timeout = 5 })
       settle()
       srv.close()
     end, 15)
-    assert.are.same({ nil, UNKNOWN }, { res, err })
+    assert.are.same({ nil, UNKNOWN, "outcome_unknown" }, { res, err, kind })
     assert.are.same({ "1.1 POST x" }, srv.log())
   end)
 

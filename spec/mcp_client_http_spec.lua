@@ -9,7 +9,7 @@
 --   * the everything server behind an HTTPS proxy (node's https, a
 --     certificate of spec/tls_support.lua's test CA): trusted with ca_file,
 --     refused without, the Authorization header passed through.
--- A recording wrapper around the transport's exchanges shows the wire.
+-- A recording wrapper around the exchanges of the transport's jrpc.http_peer shows the wire.
 local S = dofile("spec/uv_support.lua")
 local T = dofile("spec/tls_support.lua")
 local jrpc = require "jrpc"
@@ -51,12 +51,13 @@ local function user()
   }
 end
 
--- Connect, and record every HTTP exchange: {method, headers, body (decoded), status, err}.
+-- Connect, and record every HTTP exchange of the transport's jrpc.http_peer:
+-- {method, headers, body (decoded), status, err}.
 local function connect(opts)
   local client = assert(mcp_client.connect(S.loop, opts))
-  local t, wire = client._transport, {}
-  local exchange = t._exchange
-  t._exchange = function(self, req, on_end)
+  local hp, wire = client:transport().hp, {}
+  local exchange = hp.exchange
+  hp.exchange = function(self, req, on_end)
     local entry = { method = req.method, headers = req.headers, body = req.body and jrpc.decode(req.body) }
     wire[#wire + 1] = entry
     local on_head = req.on_head
@@ -427,6 +428,56 @@ describe("jrpc.mcp.http_headers, the client's side", function()
     local lower = {}
     for k, v in pairs(h) do lower[k:lower()] = v end
     assert.is_nil(hh.check(lower, msg, mirrored))
+  end)
+end)
+
+-- }======================================================================
+
+-- {======================================================================
+-- Answering a legacy server's requests: the peer's rule
+-- =======================================================================
+
+describe("jrpc.mcp.client over HTTP answers a legacy server's requests as a jrpc peer", function()
+  -- a server whose tool asks the client's model, and returns what it got back
+  local function sampling_server()
+    local srv = require("jrpc.mcp").server{ name = "answer-spec", version = "1.0.0" }
+    srv:tool{ name = "sample", description = "asks the client's model", handler = function(_, ctx)
+      local result, err = ctx:request("sampling/createMessage", { maxTokens = 10,
+        messages = { { role = "user", content = { type = "text", text = "hi" } } } })
+      if result then return "answered " .. result.content.text end
+      return jrpc.encode({ err.code, err.message, err.data == nil })
+    end }
+    return assert(srv:serve_http(S.loop, { port = 0, peer = { on_error = function() end } }))
+  end
+
+  local function sample(on_sampling)
+    local http = sampling_server()
+    local logged = {}
+    local client = assert(mcp_client.connect(S.loop, { url = ("http://127.0.0.1:%d/mcp"):format(http.port),
+      era = "legacy", on_sampling = on_sampling, on_error = function(msg) logged[#logged + 1] = msg end }))
+    local out = text(assert(client:call_tool("sample")))
+    client:close()
+    http:close()
+    return out, logged
+  end
+
+  it("a callback's plain error is -32603 \"Internal error\" without its text, which is logged here", function()
+    S.run(function()
+      local out, logged = sample(function() error("secret detail of the callback") end)
+      assert.same('[-32603,"Internal error",true]', out)
+      assert.same(1, #logged)
+      assert.matches('^method "sampling/createMessage" failed: spec/mcp_client_http_spec%.lua:%d+: '
+        .. "secret detail of the callback$", logged[1])
+    end, 20)
+  end)
+
+  it("a jrpc error raised by the callback goes to the server as it is; a result is the answer", function()
+    S.run(function()
+      assert.same('[-1,"the user declined",true]', (sample(function() jrpc.error(-1, "the user declined") end)))
+      assert.same("answered yes", (sample(function()
+        return { role = "assistant", model = "m", content = { type = "text", text = "yes" } }
+      end)))
+    end, 20)
   end)
 end)
 

@@ -44,3 +44,51 @@ describe("jrpc.peer options", function()
     assert.matches("options_spec.lua:%d+: jrpc.peer: unknown option 'tmeout' %(did you mean 'timeout'%?%)$", err)
   end)
 end)
+
+describe("checked options of the MCP client, the HTTP transport and the command line", function()
+  local mcp_client = require "jrpc.mcp.client"
+
+  -- the error of `fn`, which must raise
+  local function raised(fn)
+    local ok, err = pcall(fn)
+    assert.is_false(ok)
+    return err
+  end
+
+  it("jrpc.mcp.client.connect names a misspelt option, at the caller", function()
+    assert.matches("options_spec.lua:%d+: jrpc.mcp.client.connect: unknown option 'tmeout' %(did you mean 'timeout'%?%)$",
+      raised(function() local _ = mcp_client.connect(nil, { cmd = "x", tmeout = 5 }) end))
+    assert.matches("options_spec.lua:%d+: jrpc.mcp.client.connect: unknown option 'hedaers' %(did you mean 'headers'%?%)$",
+      raised(function() local _ = mcp_client.connect(nil, { url = "http://127.0.0.1:1/mcp", hedaers = {} }) end))
+  end)
+
+  it("each call of the client checks its options: a call's, a list's, complete's", function()
+    local client = assert(mcp_client.connect(nil, { transport = {} }))
+    assert.matches("options_spec.lua:%d+: jrpc.mcp.client: tools/call: unknown option 'on_progres' "
+      .. "%(did you mean 'on_progress'%?%)$",
+      raised(function() local _ = client:call_tool("t", {}, { on_progres = print }, print) end))
+    assert.matches("options_spec.lua:%d+: jrpc.mcp.client: tools/list: unknown option 'fersh' %(did you mean 'fresh'%?%)$",
+      raised(function() local _ = client:list_tools({ fersh = true }, print) end))
+    assert.matches("options_spec.lua:%d+: jrpc.mcp.client: completion/complete: unknown option 'contxt' "
+      .. "%(did you mean 'context'%?%)$",
+      raised(function() local _ = client:complete({}, {}, { contxt = {} }, print) end))
+  end)
+
+  it("jrpc.http_peer takes its own options and the peer's, and its hooks by name", function()
+    local http_peer = require "jrpc.http_peer"
+    assert.matches("options_spec.lua:%d+: jrpc.http_peer: unknown option 'on_mesage' %(did you mean 'on_message'%?%)$",
+      raised(function() local _ = http_peer.new(nil, { url = "http://127.0.0.1:1/", on_mesage = print }) end))
+    assert.matches("options_spec.lua:%d+: jrpc.http_peer: hooks: unknown option 'anwsered' "
+      .. "%(did you mean 'answered'%?%)$",
+      raised(function() local _ = http_peer.new(nil, { url = "http://127.0.0.1:1/", hooks = { anwsered = print } }) end))
+  end)
+
+  it("jrpc.uv.http_client.request, and an option spec of the command line", function()
+    local hc = require "jrpc.uv.http_client"
+    assert.matches("http_client.request: unknown option 'timout' %(did you mean 'timeout'%?%)$",
+      raised(function() local _ = hc.request(nil, { url = "http://h/", timout = 1 }) end))
+    local args = require "jrpc.cli.args"
+    assert.matches("options_spec.lua:%d+: jrpc.cli.args: option %-%-x: unknown option 'vaule' %(did you mean 'value'%?%)$",
+      raised(function() local _ = args.parse({}, 1, { { "--x", vaule = "X" } }) end))
+  end)
+end)

@@ -11,7 +11,12 @@
 -- `--name VALUE` or `--name=VALUE`; `--` ends the options (a METHOD that
 -- starts with "-"). A problem is returned as `nil, message`, never raised:
 -- the caller turns it into a usage error (exit 2).
+local options = require "jrpc.options"
+
 local M = {}
+
+-- The named fields of an option spec (its name is spec[1]).
+local SPEC = options.set{ "value", "check", "many" }
 
 --- `check` for a number of seconds > 0 (e.g. `--timeout 0.5`).
 ---@param s string
@@ -32,6 +37,18 @@ function M.one_of(words)
       if s == w then return s end
     end
     return nil, "must be one of " .. table.concat(words, ", ")
+  end
+end
+
+-- A spec's fields are checked like any options table: a misspelt one
+-- (`vaule`) raises instead of making the option a flag.
+local function check_specs(specs)
+  for _, spec in ipairs(specs) do
+    local named = {}
+    for k, v in pairs(spec) do
+      if k ~= 1 then named[k] = v end
+    end
+    options.check("jrpc.cli.args: option " .. tostring(spec[1]), named, 3, SPEC)
   end
 end
 
@@ -98,6 +115,7 @@ end
 ---@return table|nil opts
 ---@return string[]|string words_or_problem
 function M.parse(argv, first, specs)
+  check_specs(specs)
   local opts, words, only_words = {}, {}, false
   local i = first
   while argv[i] ~= nil do

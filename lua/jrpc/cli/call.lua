@@ -72,13 +72,17 @@ local function peer_options()
   return { role = "client" }
 end
 
--- An error from `peer:request` -> what to print and the exit code.
+-- An error from the peer (a jrpc.Error: its code, and over --http its
+-- `failure` or `http_status`) -> what to print and the exit code.
 local function report_failure(err, opts)
+  if err.code == "timeout" or err.failure == "timeout" then
+    output.err(("jrpc: no reply to %s within %g s (--timeout)"):format(opts.method, opts.timeout))
+    return output.FAILED
+  end
+  local code = cli_http.report(err, opts, opts.method)
+  if code then return code end
   if type(err.code) == "number" then
     output.error_object(err)
-    return output.FAILED
-  elseif err.code == "timeout" then
-    output.err(("jrpc: no reply to %s within %g s (--timeout)"):format(opts.method, opts.timeout))
     return output.FAILED
   elseif err.code == "closed" then
     output.err("jrpc: the connection ended before the reply: " .. tostring(err.message))
@@ -111,82 +115,16 @@ local function connect_timed_out(opts)
   end
 end
 
--- {======================================================================
--- --http: the message is a POST's body, the answer comes in its response
--- =======================================================================
-
--- The error object of a JSON-RPC error response in `body`, or nil.
-local function error_in(body)
-  local msg = jrpc.decode(body or "", nil, jrpc.null)
-  if type(msg) == "table" and type(msg.error) == "table" and type(msg.error.code) == "number" then
-    return msg.error
-  end
-end
-
--- A status other than 2xx fails the call, whatever the body says: the
--- status line, then the body's JSON-RPC error when it holds one.
-local function http_status_failure(res)
-  output.err(("jrpc: HTTP %d %s"):format(res.status, res.reason))
-  local e = error_in(res.body)
-  if e then output.error_object(e) end
-  return output.FAILED
-end
-
-local function http_failure(opts, err, kind)
-  if kind == "timeout" then
-    output.err(("jrpc: no reply to %s within %g s (--timeout)"):format(opts.method, opts.timeout))
-    return output.FAILED
-  elseif kind == "closed" then
-    output.err("jrpc: the connection ended before the reply: " .. err)
-    return output.CONNECT
-  elseif kind == "outcome_unknown" then  -- the message says it all; never sent again
-    output.err("jrpc: " .. err)
-    return output.CONNECT
-  end
-  output.err("jrpc: " .. err)
-  return kind == "connect" and output.CONNECT or output.FAILED
-end
-
--- The peer makes the message and reads the answer, as over a socket: the
--- same bytes, ids and response checks. What it sends is the POST's body;
--- what it would send back (a -32601 to a server's request on the stream)
--- has nowhere to go over HTTP, and is dropped.
-local function http_peer()
-  local out = {}
-  local peer = jrpc.peer{ role = "client", send = function(bytes) out[#out + 1] = bytes end }
-  return peer, function() return (table.remove(out, 1):gsub("\n$", "")) end
-end
-
--- A 2xx answer: for a request, what our response says, as over a socket.
-local function http_answered(res, settled, opts)
-  if opts.notify then return output.OK end
-  if settled == nil then
-    output.err(("jrpc: HTTP %d %s without a reply to %s"):format(res.status, res.reason, opts.method))
-    return output.FAILED
-  end
-  if settled.err ~= nil then return report_failure(settled.err, opts) end
-  output.value(settled.result)
+-- --http: the message is a POST's body, its answer comes in the response
+-- (jrpc.cli.http, on the peer over HTTP the MCP client uses too).
+local function http_session(loop, opts)
+  local link = cli_http.open(loop, opts)
+  local result, err = cli_http.call(loop, link, opts)
+  link.peer:close("done")
+  if err ~= nil then return report_failure(err, opts) end
+  if not opts.notify then output.value(result) end
   return output.OK
 end
-
-local function http_session(loop, opts)
-  local peer, take = http_peer()
-  local settled
-  if opts.notify then
-    assert(peer:notify(opts.method, opts.params))
-  else
-    peer:request(opts.method, opts.params, nil, function(err, result) settled = { err = err, result = result } end)
-  end
-  local res, err, kind = cli_http.post(loop, opts, take(), function(text)
-    peer:receive(text .. "\n")
-    return settled ~= nil  -- our response came: the rest of a stream is not waited for
-  end)
-  if res == nil then return http_failure(opts, err, kind) end
-  if res.status < 200 or res.status > 299 then return http_status_failure(res) end
-  return http_answered(res, settled, opts)
-end
-
--- }======================================================================
 
 -- In a coroutine on the loop: the whole call; returns the exit code.
 local function session(loop, opts)

@@ -1,36 +1,33 @@
---- `--http URL`: a `jrpc` subcommand's messages as HTTP POSTs, one
+--- `--http URL`: a `jrpc` subcommand's message as an HTTP POST, one
 -- JSON-RPC message per request body (JSON-RPC over HTTP, and MCP's
--- Streamable HTTP). The answer is `application/json` (one message) or
--- `text/event-stream` (one message per event); either way each message
--- comes back to the caller as text, so a subcommand feeds it to its jrpc
--- peer (`call`) or MCP client (`mcp`) as it would feed bytes read from a
--- socket. This module knows HTTP and nothing of JSON-RPC:
+-- Streamable HTTP), over jrpc.http_peer: the HTTP transport under a jrpc
+-- peer that the MCP client uses too. The answer is `application/json` (one
+-- message) or `text/event-stream` (one message per event); the peer reads
+-- each message as it would a line read from a socket, so the same ids and
+-- response checks apply.
 --
---     local problem = cli_http.check(opts)            -- at parse time
---     local res, err, kind = cli_http.post(loop, opts, body, function(text)
---       peer:receive(text .. "\n")
---       return settled                                -- true: stop reading
---     end)
+--     local problem = cli_http.check(opts)         -- at parse time
+--     local link = cli_http.open(loop, opts)
+--     local result, err = cli_http.call(loop, link, opts)   -- in a coroutine
+--     link.peer:close()
 --
--- `res` is `{status, reason, headers, body}`; `kind` names a failure for
--- the exit code: "connect" (no connection, TLS refused), "timeout",
--- "outcome_unknown" (the request was sent, then the connection closed
--- before any byte of a response: the server may or may not have acted on
--- it, and it is not sent again), "closed" (the connection ended before the
--- response did), "failed" (anything else).
+-- `err` is a jrpc.Error whose code (and `failure`, see jrpc.http_peer)
+-- says what happened, for the exit code: the peer's, "timeout" (--timeout
+-- bounds the whole exchange), "http" (`failure` "connect", "timeout",
+-- "outcome_unknown": the request was sent, then the connection closed
+-- before any byte of an answer, and it is not sent again; "closed",
+-- "failed", "no_answer"), "http_status", or an error reply (its numeric
+-- code; `http_status` when its status was not 2xx).
 --
--- Each POST is sent at most once: a request's own connection
--- (http_client.request, no keep-alive) is never retried.
+-- The POST is sent at most once.
+local errors = require "jrpc.errors"
+local http_peer = require "jrpc.http_peer"
 local http_client = require "jrpc.uv.http_client"
+local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local output = require "jrpc.cli.output"
 
 local M = {}
-
--- A buffered (non-SSE) body larger than this is refused, as
--- http_client's own default for a buffered body: we stream every body (an
--- SSE answer must be read as it comes), so its limit is ours to keep.
-local MAX_BODY = http_client.DEFAULTS.max_body_bytes
 
 -- A request head takes at most 64 headers (core.http_request); ours are
 -- Host, Content-Type and Accept.
@@ -122,131 +119,131 @@ function M.given_without_url(opts)
   if opts.insecure then return "--insecure" end
 end
 
--- {======================================================================
--- Reading the answer
--- =======================================================================
-
-local function is_sse(res)
-  local ctype = res.headers["content-type"] or ""
-  return ctype:lower():match("^%s*text/event%-stream%s*[;]?") ~= nil
-end
-
--- The body of an answer that is not SSE: kept whole (a JSON-RPC message
--- is parsed whole), up to MAX_BODY.
-local function buffered_reader(state)
-  local parts, size = {}, 0
-  state.finish = function()
-    state.body = table.concat(parts)
-    if state.body ~= "" then state.deliver(state.body) end
-  end
-  return function(bytes, stream)
-    size = size + #bytes
-    if size > MAX_BODY then
-      state.problem = "response body too large"
-      return stream:close()
-    end
-    parts[#parts + 1] = bytes
-  end
-end
-
--- An SSE answer: each event's data is a message, handed over as it comes
--- (an event without data, such as a priming event, carries no message).
-local function sse_reader(state)
-  local sse = http_client.sse_parser()
-  state.body = ""
-  return function(bytes, stream)
-    for _, event in ipairs(sse:feed(bytes)) do
-      if event.data ~= "" and state.deliver(event.data) then return stream:close() end
-    end
-  end
-end
-
--- }======================================================================
-
--- A message as one line, for newline-framed readers (and --trace): line
--- breaks in a JSON text can only be whitespace between tokens (inside a
--- string they are escaped), so they become spaces; a pretty-printed body or
--- an SSE event of several `data:` lines stays the same JSON.
-local function one_line(text)
+--- A message as one line, for --trace: line breaks in a JSON text can only
+--- be whitespace between tokens (inside a string they are escaped), so they
+--- become spaces; a pretty-printed body or an SSE event of several `data:`
+--- lines stays the same JSON.
+---@param text string
+---@return string
+function M.one_line(text)
   return (text:gsub("[\r\n]+$", ""):gsub("[\r\n]", " "))
 end
 
--- http_client's failures (its documented messages) -> ours and their kind.
--- A connect or TLS failure names the host and port: we name the URL.
-local function failure(opts, err)
-  local u = opts.url_parts
-  local where = u.host .. ":" .. u.port
-  local reason = err:match("^connect to " .. where:gsub("%p", "%%%0") .. ": (.*)$")
-    or err:match("^https://" .. where:gsub("%p", "%%%0") .. ": (.*)$")
-    or err:match("^tls_client: .*$")
-  if reason then return "cannot connect to " .. opts.http .. ": " .. reason, "connect" end
-  if err:match("^timeout after ") then return err, "timeout" end
-  local unknown = http_client.OUTCOME_UNKNOWN  -- sent, then no answer: never sent again
-  if err:sub(1, #unknown) == unknown then return err, "outcome_unknown" end
-  if err:match("^connection closed before ") or err:match("^read: ") or err:match("^write: ") then
-    return err, "closed"
+-- Failures of the exchange (jrpc.http_peer's `failure`): what to print
+-- and the exit code.
+local FAILURES = {
+  connect = function(err, opts)
+    output.err(("jrpc: cannot connect to %s: %s"):format(opts.http, tostring(err.cause or err.message)))
+    return output.CONNECT
+  end,
+  outcome_unknown = function(err)  -- the message says it all; never sent again
+    output.err("jrpc: " .. err.message)
+    return output.CONNECT
+  end,
+  closed = function(err)
+    output.err("jrpc: the connection ended before the reply: " .. err.message)
+    return output.CONNECT
+  end,
+  no_answer = function(err, _, what)
+    output.err(("jrpc: HTTP %d %s without a reply to %s"):format(err.http_status, err.http_reason, what))
+    return output.FAILED
+  end,
+  failed = function(err, opts)
+    output.err(("jrpc: %s: %s"):format(opts.http, err.message))
+    return output.FAILED
+  end,
+}
+
+--- Report an HTTP error (one with a `failure`, or an `http_status`: see
+--- jrpc.http_peer) on stderr and return the exit code; nil for any other
+--- error. A status other than 2xx fails whatever the body says: the status
+--- line, then the body's JSON-RPC error when it holds one. `what` names
+--- the request (a 2xx answer without a reply to it).
+---@param err jrpc.Error
+---@param opts table
+---@param what string
+---@return integer|nil code
+function M.report(err, opts, what)
+  local failure = err.failure
+  if failure then
+    local fn = FAILURES[failure] or FAILURES.failed
+    return fn(err, opts, what)
   end
-  return opts.http .. ": " .. err, "failed"
+  if err.http_status == nil then return nil end
+  output.err(("jrpc: HTTP %d %s"):format(err.http_status, err.http_reason))
+  if type(err.code) == "number" then output.error_object(err) end
+  return output.FAILED
 end
 
--- --timeout bounds the whole exchange. http_client's own timeout ends at a
--- streamed response's head; from there our timer closes the stream.
-local function stream_deadline(loop, state, deadline)
-  return function(_, stream)
-    local uv = loop.uv
-    uv.update_time()
-    local left = deadline - uv.now() / 1000
-    if left <= 0 then left = 0 end
-    state.timer = timers.after(uv, left, function()
-      state.timer = nil
-      state.timed_out = true
-      stream:close()
-    end, "http --timeout")
-  end
-end
-
---- In a coroutine on `loop`: POST `body` to `opts.http` (checked by
---- `check`), with --header, --ca-file, --insecure, --timeout and --trace
---- (`-> ` the body, `<- ` each message received, on stderr). Each message
---- of the answer is passed to `on_message(text)` as one line (see
---- `one_line`), which returns true when it wants no more (the stream is
---- closed). Returns `{status, reason, headers, body}` (`headers` as
---- http_client gives them, lower-case names; `body` "" for SSE), or nil,
---- message, kind.
+--- The link for checked `opts` (`check`): `link.peer`, the peer over HTTP
+--- with --header, --ca-file, --insecure, --trace (`-> ` each POST's body,
+--- `<- ` each message received, on stderr). A pure client: its answers to
+--- a server's requests (-32601) are not POSTed.
 ---@param loop jrpc.uv.Loop
 ---@param opts table
----@param body string
----@param on_message fun(text: string): boolean?
----@return table|nil res
----@return string|nil err
----@return string|nil kind  "connect", "timeout", "outcome_unknown", "closed" or "failed"
-function M.post(loop, opts, body, on_message)
-  if opts.trace then output.err("-> " .. body) end
-  local state = {}
-  state.deliver = function(text)
-    text = one_line(text)
-    if opts.trace then output.err("<- " .. text) end
-    return on_message(text)
+---@return table link
+function M.open(loop, opts)
+  local on_message
+  if opts.trace then
+    on_message = function(dir, text) output.err(dir .. " " .. (dir == "<-" and M.one_line(text) or text)) end
+  end
+  local link = {}
+  -- the outcome of a notification's POST: `call` waits for it
+  local function posted(_, res, err, st)
+    local on_posted = link.on_posted
+    if on_posted == nil or (res and res.closed) then return end
+    if err then return on_posted(http_peer.exchange_error(err, st)) end
+    if res.status < 200 or res.status > 299 then return on_posted(http_peer.status_error(res, st.body)) end
+    on_posted(nil)
+  end
+  link.peer = http_peer.new(loop, { url = opts.http, headers = opts.http_headers, ca_file = opts.ca_file,
+    verify = not opts.insecure, on_message = on_message, answers = false, role = "client",
+    hooks = { posted = posted } })
+  return link
+end
+
+--- In a coroutine on `loop`: send `opts.method` with `opts.params` over
+--- `link` (from `open`) as a request, or a notification with `opts.notify`
+--- (done once the server answered its POST), within `opts.timeout`
+--- seconds. Returns the result (true for a notification), or nil and a
+--- jrpc.Error (see the header).
+---@param loop jrpc.uv.Loop
+---@param link table
+---@param opts table
+---@return any result
+---@return jrpc.Error|nil err
+function M.call(loop, link, opts)
+  local t = link.peer
+  local me = co.current() or error("jrpc.cli.http.call: in a coroutine", 2)
+  local outcome, waiting = nil, false
+  local function settle(err, result)
+    if outcome then return end
+    outcome = { err = err, result = result }
+    if waiting then
+      waiting = false
+      co.resume(me)
+    end
+  end
+  local id
+  if opts.notify then
+    link.on_posted = function(err) settle(err, err == nil or nil) end
+    local ok, nerr = t:notify(opts.method, opts.params)
+    if not ok then settle(nerr) end
+  else
+    id = t:request(opts.method, opts.params, settle)
   end
   local uv = loop.uv
-  uv.update_time()
-  local read_body
-  local on_headers = stream_deadline(loop, state, uv.now() / 1000 + opts.timeout)
-  local res, err = http_client.request(loop, {
-    url = opts.http, method = "POST", headers = opts.http_headers, body = body,
-    timeout = opts.timeout, ca_file = opts.ca_file, verify = not opts.insecure,
-    on_headers = function(r, stream)
-      read_body = is_sse(r) and sse_reader(state) or buffered_reader(state)
-      on_headers(r, stream)
-    end,
-    on_chunk = function(bytes, stream) read_body(bytes, stream) end,
-  })
-  timers.cancel(uv, state.timer)
-  if state.timed_out then return nil, ("timeout after %g s"):format(opts.timeout), "timeout" end
-  if res == nil then return nil, failure(opts, err) end
-  if state.problem then return nil, opts.http .. ": " .. state.problem, "failed" end
-  if state.finish then state.finish() end
-  return { status = res.status, reason = res.reason, headers = res.headers, body = state.body }
+  uv.update_time()  -- libuv counts from its cached loop time, which may be old
+  local timer = timers.after(uv, opts.timeout, function()
+    settle(errors.timeout())
+    if id ~= nil then t:cancel(id, "timeout") end
+  end, "http --timeout")
+  if not outcome then
+    waiting = true
+    co.wait("jrpc --http")
+  end
+  timers.cancel(uv, timer)
+  return outcome.result, outcome.err
 end
 
 return M

@@ -173,65 +173,25 @@ local function stdio_transport(loop, opts, copts)
   return copts
 end
 
-local function show(prefix, msg)
-  output.err(prefix .. output.encode(msg))
-end
-
--- Over HTTP there is no one byte stream to tap: the transport's seam is
--- wrapped instead, and each message is shown as the client hands it over
--- or is given it (object keys sorted).
-local function traced_seam(t, sink)
-  local request, notify = t.request, t.notify
-  t.request = function(self, method, params, callback)
-    local id
-    id = request(self, method, params, function(err, result)
-      if err and type(err.code) == "number" then
-        show("<- ", { jsonrpc = "2.0", id = id, error = { code = err.code, message = err.message, data = err.data } })
-      elseif err then
-        output.err(("<- (no answer to id %s: %s)"):format(tostring(id), tostring(err.message)))
-      else
-        show("<- ", { jsonrpc = "2.0", id = id, result = result })
-      end
-      return callback(err, result)
-    end)
-    show("-> ", { jsonrpc = "2.0", id = id, method = method, params = params })
-    return id
-  end
-  t.notify = function(self, method, params)
-    show("-> ", { jsonrpc = "2.0", method = method, params = params })
-    return notify(self, method, params)
-  end
-  local notification = sink.notification
-  sink.notification = function(method, params, meta)
-    show("<- ", { jsonrpc = "2.0", method = method, params = params })
-    return notification(method, params, meta)
-  end
-  return t
-end
-
-local function http_transport(loop, opts, copts)
-  local mod = require "jrpc.mcp.client_http"
+-- Over HTTP the messages are shown as the transport sends and receives
+-- them (each POST's body, each message of an answer).
+local function http_transport(opts, copts)
   copts.url, copts.headers = opts.http, header_map(opts.header)
   copts.ca_file, copts.verify = opts.ca_file, not opts.insecure
-  -- opened here, through the seam, rather than by connect's `url`: the
-  -- same code with or without a client that knows `url`
-  copts.transport = function(sink)
-    local t, terr = mod.open(loop, copts, sink)
-    if t and opts.trace then traced_seam(t, sink) end
-    return t, terr
+  if opts.trace then
+    copts.on_message = function(dir, text) output.err(dir .. " " .. cli_http.one_line(text)) end
   end
   return copts
 end
 
 -- In a coroutine: the client, or nil and the message (exit 3).
 local function connect(loop, opts)
-  local copts, err = client_options(opts), nil
+  local copts = client_options(opts)
   if opts.http then
-    copts, err = http_transport(loop, opts, copts)
+    copts = http_transport(opts, copts)
   else
     copts = stdio_transport(loop, opts, copts)
   end
-  if copts == nil then return nil, err end
   local ok, client, cerr = pcall(require("jrpc.mcp.client").connect, loop, copts)
   if not ok then return nil, tostring(client) end
   return client, cerr
@@ -356,29 +316,20 @@ function RUN.prompt(client, action)
   return output.OK
 end
 
--- The HTTP client's own failures (jrpc.uv.http_client's messages) that
--- mean no server was reached.
-local function unreachable(err)
-  local msg = tostring(err.message)
-  return err.code == "http" and (msg:match("^connect to ") or msg:match("^https://") or msg:match("^tls_client:"))
-end
-
 -- The client's error -> what to print and the exit code.
 local function report(err, opts, action)
-  if type(err.code) == "number" then
-    output.error_object(err)
-    return output.FAILED
-  elseif err.code == "timeout" then
+  if err.code == "timeout" then
     output.err(("jrpc: no reply within %g s (--timeout) to %s"):format(opts.timeout, action.name))
     return output.FAILED
-  elseif err.code == "closed" then
+  end
+  if type(err.code) == "number" then  -- an error reply, whatever its HTTP status
+    output.error_object(err)
+    return output.FAILED
+  end
+  local code = cli_http.report(err, opts, action.name)  -- over --http: how the exchange went
+  if code then return code end
+  if err.code == "closed" then
     output.err("jrpc: the connection ended before the reply: " .. tostring(err.message))
-    return output.CONNECT
-  elseif err.outcome_unknown then  -- sent, then the connection closed; never sent again
-    output.err("jrpc: " .. tostring(err.message))
-    return output.CONNECT
-  elseif unreachable(err) then
-    output.err("jrpc: cannot " .. tostring(err.message))
     return output.CONNECT
   end
   output.err("jrpc: " .. tostring(err.message))

@@ -19,6 +19,7 @@ local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local workers = require "jrpc.workers"
 local logs = require "jrpc.log"
+local options = require "jrpc.options"
 local era = require "jrpc.mcp.client_era"
 local calls = require "jrpc.mcp.client_call"
 local input = require "jrpc.mcp.client_input"
@@ -53,7 +54,7 @@ local function invoke(client, job, callback, call)
     if settled then return end
     settled = true
     local ok, msg = pcall(callback, err, result)
-    if not ok then client._log("callback failed: " .. tostring(msg)) end
+    if not ok then client:log("callback failed: " .. tostring(msg)) end
   end
   if call then call.on_cancel = deliver end
   local co = coroutine.create(function()
@@ -66,11 +67,17 @@ local function invoke(client, job, callback, call)
   return call and call.handle
 end
 
+-- The options of a call, of a list, of complete.
+local CALL = calls.OPTIONS
+local LIST = options.set({ "max_pages", "fresh" }, CALL)
+local COMPLETE = options.set({ "context" }, CALL)
+
 -- A call of `method`: the era first, then the rounds; `post(result)` may
--- pick the part the caller gets. Coroutine or callback, as `invoke`.
-local function call_method(client, method, params, opts, callback, post)
+-- pick the part the caller gets. Coroutine or callback, as `invoke`. The
+-- public calls tail-call it (and `list`): level 2 is their caller.
+local function call_method(client, method, params, opts, callback, post, names)
   if type(opts) == "function" then opts, callback = nil, opts end
-  opts = opts or {}
+  opts = options.check("jrpc.mcp.client: " .. method, opts, 2, names or CALL)
   local call = calls.new(client, method, params, opts)
   if opts.on_handle then opts.on_handle(call.handle) end
   return invoke(client, function()
@@ -98,7 +105,7 @@ end
 -- Every page of a list (the era first), coroutine or callback.
 local function list(client, method, opts, callback)
   if type(opts) == "function" then opts, callback = nil, opts end
-  opts = opts or {}
+  opts = options.check("jrpc.mcp.client: " .. method, opts, 2, LIST)
   return invoke(client, function()
     local verdict, err = era.ensure(client)
     if not verdict then return nil, err end
@@ -174,7 +181,7 @@ end
 function Client:complete(ref, argument, opts, callback)
   if type(opts) == "function" then opts, callback = nil, opts end
   return call_method(self, "completion/complete", { ref = ref, argument = argument,
-    context = opts and opts.context }, opts, callback, function(result) return result.completion end)
+    context = opts and opts.context }, opts, callback, function(result) return result.completion end, COMPLETE)
 end
 
 --- Any other request, with the era's `_meta` and the same rules
@@ -224,52 +231,98 @@ function Client:close(grace)
   return self._transport:close(grace)
 end
 
--- For the parts: the era's `_meta`, and the -32022 retry.
-function Client:_meta() return era.meta(self) end
-function Client:_retry_version(err) return era.retry_version(self, err) end
+-- {======================================================================
+-- For the parts (client_era, client_call, ...)
+-- =======================================================================
+
+--- The transport (see client_stdio.lua for its seam).
+---@return table
+function Client:transport() return self._transport end
+
+--- The value of connect option `name` (`timeout` and `client_info` defaulted).
+---@param name string
+---@return any
+function Client:option(name) return self._opts[name] end
+
+--- Report a fault through option on_error (default: stderr).
+---@param msg string
+function Client:log(msg) self._log(msg) end
 
 -- }======================================================================
 
+-- }======================================================================
+
+-- Server notifications the client routes (the peer drops others, counted).
+M.NOTIFICATIONS = {
+  "notifications/progress", "notifications/message", "notifications/cancelled",
+  "notifications/subscriptions/acknowledged", "notifications/resources/updated",
+  "notifications/resources/list_changed", "notifications/tools/list_changed",
+  "notifications/prompts/list_changed", "notifications/elicitation/complete",
+}
+
 -- Where the server's notifications go: progress to its call, a cancel to
 -- its listen, tagged ones to their listen, the rest to the user's hooks.
-local function sink_of(client, opts)
-  return function(method, params, meta)
-    if method == "notifications/progress" then return calls.route_progress(client, params) end
-    if method == "notifications/cancelled" then return listens.cancelled(client, params) end
-    lists.changed(client, method)
-    if listens.route(client, method, params, meta) then return end
-    if method == "notifications/message" and opts.on_log then return opts.on_log(params) end
-    if opts.on_notification then opts.on_notification(method, params, meta) end
-  end
+local function route(client, method, params, meta)
+  if method == "notifications/progress" then return calls.route_progress(client, params) end
+  if method == "notifications/cancelled" then return listens.cancelled(client, params) end
+  lists.changed(client, method)
+  if listens.route(client, method, params, meta) then return end
+  local on_log, on_notification = client:option("on_log"), client:option("on_notification")
+  if method == "notifications/message" and on_log then return on_log(params) end
+  if on_notification then on_notification(method, params, meta) end
 end
+
+-- The handlers of the transport's peer: a legacy server's requests, and
+-- every notification the client routes.
+local function peer_methods(client)
+  local map = input.legacy_methods(input.of(client))
+  for _, name in ipairs(M.NOTIFICATIONS) do
+    map[name] = function(params, ctx) route(client, name, params, ctx.meta) end
+  end
+  return map
+end
+
+--- The names of the client's own options (see `connect`).
+M.OPTIONS = options.set{ "era", "version", "client_info", "capabilities", "timeout", "max_timeout",
+  "discover_timeout", "max_rounds", "cache", "max_pages", "on_elicitation", "on_sampling", "roots",
+  "on_log", "on_notification", "on_error", "on_debug", "transport" }
 
 local function check(opts)
   if type(opts) ~= "table" then error("jrpc.mcp.client.connect: expected an options table", 3) end
-  for _, name in ipairs{ "on_log", "on_notification" } do
+  options.check("jrpc.mcp.client.connect", opts, 3, M.OPTIONS, require("jrpc.mcp.client_stdio").OPTIONS,
+    require("jrpc.mcp.client_http").OPTIONS)
+  for _, name in ipairs{ "on_log", "on_notification", "on_error", "on_debug" } do
     if opts[name] ~= nil and type(opts[name]) ~= "function" then
       error("jrpc.mcp.client: option " .. name .. " must be a function", 3)
     end
   end
 end
 
-local function new_client(opts)
+-- The client for checked `opts`, its parts made, its transport opened
+-- by `open(sink)`; or nil and open's error.
+local function new_client(opts, open)
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
   if o.timeout == nil then o.timeout = M.DEFAULT_TIMEOUT end
   o.client_info = o.client_info or M.CLIENT_INFO
-  local client = setmetatable({ _opts = o, _null = core.null, _progress = {},
+  local self = setmetatable({ _opts = o,
     _log = o.on_error or function(msg) logs.report("jrpc.mcp.client: ", msg) end }, Client)
-  client._era = era.new(o)
-  client._input = input.new(o)
-  client._lists = lists.new()
-  client._listens = listens.new()
-  return client
+  era.new(self, o)
+  input.new(self, o)
+  lists.new(self)
+  listens.new(self)
+  local transport, err = open({ methods = peer_methods(self) })
+  if not transport then return nil, err end
+  self._transport = transport
+  return self
 end
 
 --- Connect to an MCP server over stdio (spawn `opts.cmd` with `opts.args`)
 --- or Streamable HTTP (`opts.url`, http:// or https://, with `headers`
---- `{Name = value}` sent on every request, `ca_file`, `verify`).
+--- `{Name = value}` sent on every request, `ca_file`, `verify`,
+--- `on_message(dir, text)` for each message sent "->" and received "<-").
 --- Options: env, cwd, stderr ("inherit" | "pipe" | "ignore" | function),
+--- on_exit, max_message_bytes,
 --- era ("modern" | "legacy" | nil: detect), version, client_info
 --- (`{name, version}`), capabilities (more to declare), timeout (seconds
 --- a request may take, default 60; false: none), max_timeout (the hard
@@ -277,26 +330,22 @@ end
 --- default 5), max_rounds (MRTR, default 8), cache (honour ttlMs),
 --- max_pages, on_elicitation(params), on_sampling(params), roots (a list
 --- or a function), on_log(params), on_notification(method, params, meta),
---- on_error(msg), and `transport` (an opened transport instead of cmd).
+--- on_error(msg), on_debug(msg), and `transport` (an opened transport
+--- instead of cmd, or a function(sink) that opens one). A misspelt option
+--- is an error that names it.
 ---@param loop jrpc.uv.Loop
 ---@param opts table
 ---@return jrpc.mcp.Client|nil
 ---@return string|nil err
 function M.connect(loop, opts)
   check(opts)
-  local client = new_client(opts)
-  local sink = { notification = sink_of(client, client._opts), methods = input.legacy_methods(client._input) }
-  local transport, err = opts.transport
-  if transport == nil and opts.url ~= nil then
-    transport = require("jrpc.mcp.client_http").open(loop, opts, sink)
-  elseif transport == nil then
-    transport, err = require("jrpc.mcp.client_stdio").open(loop, opts, sink)
-  elseif type(transport) == "function" then
-    transport, err = transport(sink)
-  end
-  if not transport then return nil, err end
-  client._transport = transport
-  return client
+  return new_client(opts, function(sink)
+    local transport = opts.transport
+    if transport == nil and opts.url ~= nil then return require("jrpc.mcp.client_http").open(loop, opts, sink) end
+    if transport == nil then return require("jrpc.mcp.client_stdio").open(loop, opts, sink) end
+    if type(transport) == "function" then return transport(sink) end
+    return transport
+  end)
 end
 
 return M

@@ -6,15 +6,38 @@
 --
 -- A call runs in a coroutine and waits like a blocking call. It owns its
 -- own state (the `Call` table); the progress routes of a client (token to
--- call) belong to this module too (`client._progress`).
+-- call) belong to this module too (per client).
 local workers = require "jrpc.workers"
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
 local input = require "jrpc.mcp.client_input"
+local options = require "jrpc.options"
+
+-- The era's part, required when first used: it requires this module.
+local function era() return require "jrpc.mcp.client_era" end
 
 local M = {}
 
 M.DEFAULT_MAX_ROUNDS = 8
+
+--- The names of a call's options (call_tool and the others).
+M.OPTIONS = options.set{ "timeout", "max_timeout", "on_progress", "max_rounds", "on_handle",
+  "extend_on_progress" }
+
+-- Per client: `calls` (progress token -> call) and `tokens` (minted so far).
+local routes = setmetatable({}, { __mode = "k" })
+
+local function routes_of(client)
+  local r = routes[client]
+  if r == nil then
+    r = { calls = {}, tokens = 0 }
+    routes[client] = r
+  end
+  return r
+end
+
+-- The MCP wire member of a request's metadata.
+local META = "_meta"
 
 ---@class jrpc.mcp.CallHandle
 ---@field id integer|string|nil  the id of the request in flight (a new one each round)
@@ -91,7 +114,7 @@ end
 ---@param client table
 ---@param params table
 function M.route_progress(client, params)
-  local call = type(params) == "table" and client._progress[params.progressToken]
+  local call = type(params) == "table" and routes_of(client).calls[params.progressToken]
   if not call then return end
   if call.extend and call.id ~= nil then arm(call, call.timeout) end
   if call.on_progress then
@@ -101,8 +124,9 @@ function M.route_progress(client, params)
 end
 
 local function mint_token(client)
-  client._next_token = (client._next_token or 0) + 1
-  return "jrpc-progress-" .. client._next_token
+  local r = routes_of(client)
+  r.tokens = r.tokens + 1
+  return "jrpc-progress-" .. r.tokens
 end
 
 -- }======================================================================
@@ -121,12 +145,12 @@ end
 -- the progress token, and only this round's MRTR fields.
 local function round_params(call, retry)
   local params = copy(call.params)
-  local meta = call.client:_meta()
+  local meta = era().meta(call.client)
   if call.token then
     meta = meta or {}
     meta[protocol.keys.progress_token] = call.token
   end
-  params._meta = meta
+  params[META] = meta
   if retry then
     params.inputResponses = retry.responses
     params.requestState = retry.state
@@ -150,7 +174,7 @@ local function round(call, retry)
     call.id = nil
     stop_timer(call)
     if call.why then return nil, call.why end
-    if not (err and attempt == 1 and call.client:_retry_version(err)) then break end
+    if not (err and attempt == 1 and era().retry_version(call.client, err)) then break end
   end
   return result, err
 end
@@ -162,7 +186,7 @@ local function answers(call, requests)
     if type(req) ~= "table" or type(req.method) ~= "string" then
       return nil, errors.new("invalid_result", "input request " .. tostring(key) .. " has no method")
     end
-    local answer, err = input.answer(call.client._input, req.method, req.params)
+    local answer, err = input.answer(input.of(call.client), req.method, req.params)
     if not answer then return nil, err end
     responses[key] = answer
   end
@@ -222,13 +246,13 @@ end
 ---@return jrpc.mcp.Call
 function M.new(client, method, params, opts)
   opts = opts or {}
-  local defaults = client._opts
+  local function default(name) return client:option(name) end
   local call = setmetatable({
-    client = client, transport = client._transport, log = client._log,
+    client = client, transport = client:transport(), log = function(msg) client:log(msg) end,
     method = method, params = params,
-    timeout = opts.timeout == nil and defaults.timeout or opts.timeout,
-    max_timeout = opts.max_timeout == nil and defaults.max_timeout or opts.max_timeout,
-    max_rounds = opts.max_rounds or defaults.max_rounds or M.DEFAULT_MAX_ROUNDS,
+    timeout = opts.timeout == nil and default("timeout") or opts.timeout,
+    max_timeout = opts.max_timeout == nil and default("max_timeout") or opts.max_timeout,
+    max_rounds = opts.max_rounds or default("max_rounds") or M.DEFAULT_MAX_ROUNDS,
     on_progress = opts.on_progress, extend = opts.extend_on_progress ~= false,
   }, Call)
   call.handle = setmetatable({ _call = call }, Handle)
@@ -242,10 +266,10 @@ function Call:run()
   local client = self.client
   if self.on_progress then
     self.token = mint_token(client)
-    client._progress[self.token] = self
+    routes_of(client).calls[self.token] = self
   end
   local ok, result, err = pcall(run, self)
-  if self.token then client._progress[self.token] = nil end
+  if self.token then routes_of(client).calls[self.token] = nil end
   stop_timer(self)
   self.done = true
   if not ok then error(result, 0) end

@@ -1,5 +1,5 @@
---- Which era the server speaks, found once per client and cached there
--- (`client._era`, owned by this module):
+--- Which era the server speaks, found once per client and cached (this
+-- module owns that state, per client):
 --   * pinned by the user (`era = "modern"` or `"legacy"`), or
 --   * known for the server's origin (HTTP: a verdict found before), or
 --   * probed as the specification says: `server/discover` with
@@ -20,6 +20,11 @@ local M = {}
 
 M.DEFAULT_DISCOVER_TIMEOUT = 5
 
+local states = setmetatable({}, { __mode = "k" })
+
+-- The MCP wire member of a result's metadata.
+local META = "_meta"
+
 --- Detected verdicts per origin (`scheme://host:port`) of HTTP servers, as
 --- the spec has clients cache them: a later client of the same origin
 --- does not probe again. Module-wide; clear an entry to probe again.
@@ -33,14 +38,14 @@ end
 --- The era state of a new client: `era` ("modern" | "legacy" | nil: probe),
 --- `version` (the modern version to offer first, or the legacy one to ask
 --- for when pinned legacy).
+---@param client table
 ---@param opts table
----@return table
-function M.new(opts)
+function M.new(client, opts)
   if opts.era ~= nil and opts.era ~= "modern" and opts.era ~= "legacy" then
     error('jrpc.mcp.client: option era must be "modern", "legacy" or nil (detect)', 4)
   end
   local legacy = opts.era == "legacy"
-  return { pinned = opts.era, mode = legacy and "legacy" or "modern",
+  states[client] = { pinned = opts.era, mode = legacy and "legacy" or "modern",
     version = opts.version or (legacy and protocol.LEGACY_VERSIONS[1] or protocol.MODERN_VERSIONS[1]),
     verdict = nil, waiters = nil }
 end
@@ -49,9 +54,9 @@ end
 ---@param client table
 ---@return table|nil
 function M.meta(client)
-  local state = client._era
+  local state = states[client]
   if state.mode == "legacy" then return nil end
-  return protocol.request_meta(state.version, input.capabilities(client._input), client._opts.client_info)
+  return protocol.request_meta(state.version, input.capabilities(input.of(client)), client:option("client_info"))
 end
 
 --- A -32022 answer: switch to a version from its `supported` list that we
@@ -60,7 +65,7 @@ end
 ---@param err jrpc.Error
 ---@return boolean
 function M.retry_version(client, err)
-  local state = client._era
+  local state = states[client]
   if state.mode == "legacy" or err.code ~= protocol.codes.UNSUPPORTED_PROTOCOL_VERSION then return false end
   local version = protocol.mutual_modern(type(err.data) == "table" and err.data.supported)
   if not version then return false end
@@ -79,7 +84,7 @@ local function modern_verdict(state, discovered)
       end
       state.version, verdict.version = version, version
     end
-    local meta = discovered._meta
+    local meta = discovered[META]
     verdict.capabilities, verdict.instructions = discovered.capabilities, discovered.instructions
     verdict.server_info = type(meta) == "table" and meta[protocol.keys.server_info] or nil
   end
@@ -88,19 +93,19 @@ end
 
 -- `initialize`, then `notifications/initialized` (legacy handshake).
 local function initialize(client)
-  local state = client._era
+  local state = states[client]
   state.mode = "legacy"
   local version = state.pinned == "legacy" and state.version or protocol.LEGACY_VERSIONS[1]
   local call = calls.new(client, "initialize", { protocolVersion = version,
-    capabilities = input.capabilities(client._input),
-    clientInfo = client._opts.client_info }, { timeout = client._opts.timeout, max_rounds = 1 })
+    capabilities = input.capabilities(input.of(client)),
+    clientInfo = client:option("client_info") }, { timeout = client:option("timeout"), max_rounds = 1 })
   local result, err = call:run()
   if not result then return nil, err end
   if not member(protocol.LEGACY_VERSIONS, result.protocolVersion) then
     return nil, errors.new("unsupported_version", "initialize: the server chose protocol version "
       .. tostring(result.protocolVersion) .. ", which this client does not speak", result)
   end
-  client._transport:notify("notifications/initialized", nil)
+  client:transport():notify("notifications/initialized", nil)
   state.version = result.protocolVersion
   return { era = "legacy", version = result.protocolVersion, capabilities = result.capabilities,
     server_info = result.serverInfo, instructions = result.instructions }
@@ -108,18 +113,17 @@ end
 
 -- Probe with server/discover; fall back to initialize.
 local function probe(client)
-  local opts = client._opts
   local call = calls.new(client, "server/discover", nil,
-    { timeout = opts.discover_timeout or M.DEFAULT_DISCOVER_TIMEOUT, max_rounds = 1 })
+    { timeout = client:option("discover_timeout") or M.DEFAULT_DISCOVER_TIMEOUT, max_rounds = 1 })
   local result, err = call:run()
-  if result then return modern_verdict(client._era, result) end
+  if result then return modern_verdict(states[client], result) end
   if err.code == protocol.codes.UNSUPPORTED_PROTOCOL_VERSION then
     -- a modern server that shares no version with us: no fallback
     return nil, errors.new("unsupported_version", "the server speaks none of our modern versions", err.data)
   end
   if err.code == "closed" or err.code == "cancelled" then return nil, err end
   -- HTTP has its own rule (a 400 without a modern error); stdio falls back on anything
-  local transport = client._transport
+  local transport = client:transport()
   if transport.probe_fallback and not transport:probe_fallback(err) then return nil, err end
   return initialize(client)
 end
@@ -134,15 +138,15 @@ end
 -- it is; legacy still needs its own initialize (a session of its own).
 local function known(client, verdict)
   if verdict.era == "legacy" then return initialize(client) end
-  client._era.version = verdict.version
+  states[client].version = verdict.version
   return copy(verdict)
 end
 
 local function detect(client)
-  local state = client._era
+  local state = states[client]
   if state.pinned == "modern" then return modern_verdict(state, nil) end
   if state.pinned == "legacy" then return initialize(client) end
-  local origin = client._transport.origin
+  local origin = client:transport().origin
   if origin and M.by_origin[origin] then return known(client, M.by_origin[origin]) end
   local verdict, err = probe(client)
   if verdict and origin then M.by_origin[origin] = copy(verdict) end
@@ -150,7 +154,8 @@ local function detect(client)
 end
 
 local function wake_all(client, waiters, verdict, err)
-  for _, co in ipairs(waiters) do workers.wake(co, client._log, verdict, err) end
+  local log = function(msg) client:log(msg) end
+  for _, co in ipairs(waiters) do workers.wake(co, log, verdict, err) end
 end
 
 --- In a coroutine: the verdict, detected on first use (one detection at
@@ -160,7 +165,7 @@ end
 ---@return table|nil verdict
 ---@return jrpc.Error|nil err
 function M.ensure(client)
-  local state = client._era
+  local state = states[client]
   if state.verdict then return state.verdict end
   if state.waiters then
     local waiters = state.waiters

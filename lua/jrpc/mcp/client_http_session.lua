@@ -22,11 +22,15 @@ M.READY_WAIT = 2           -- seconds requests wait for the GET stream's head at
 local Session = {}
 Session.__index = Session
 
---- The session state of transport `t`.
+--- The session state of transport `t` (its timers, requests and
+--- notifications), whose exchanges are `hp`'s (a jrpc.http_peer), sending
+--- the user's `headers` on every exchange of its own.
 ---@param t table
+---@param hp jrpc.HttpPeer
+---@param headers table<string, string>
 ---@return jrpc.mcp.HttpSession
-function M.new(t)
-  return setmetatable({ t = t }, Session)
+function M.new(t, hp, headers)
+  return setmetatable({ t = t, hp = hp, user_headers = headers }, Session)
 end
 
 --- True once an initialize succeeded (the legacy era).
@@ -61,7 +65,7 @@ local function get_headers(self, last_id)
   local h = { Accept = "text/event-stream" }
   self:add_headers(h, function(t, k, v) t[k] = v end)
   if last_id then h["Last-Event-ID"] = last_id end
-  for k, v in pairs(self.t.user_headers) do h[k] = v end
+  for k, v in pairs(self.user_headers) do h[k] = v end
   return h
 end
 
@@ -94,32 +98,32 @@ end
 --- `retry`; an error or a refusal (405: the server offers none) leaves it
 --- closed.
 function Session:open_stream(ready, last_id)
-  local t = self.t
+  local hp = self.hp
   local go = once(self, ready)
-  if not self.id or t._closed or self.stream then return go() end
+  if not self.id or hp:closed() or self.stream then return go() end
   local sid = self.id
-  self.stream = t:_exchange({ method = "GET", headers = get_headers(self, last_id),
+  self.stream = hp:exchange({ method = "GET", headers = get_headers(self, last_id),
     timeout = M.HEAD_TIMEOUT, on_head = go }, function(res, err, st)
     go()
     self.stream = nil
-    if err or res.closed or res.status ~= 200 or t._closed or self.id ~= sid then return end
+    if err or res.closed or res.status ~= 200 or hp:closed() or self.id ~= sid then return end
     if st.last_id or st.retry then
       after_ms(self, st.retry, function() self:open_stream(nil, st.last_id or last_id) end)
     end
   end)
 end
 
---- Request `p`'s SSE stream ended before its answer: in a session, with an
+--- Request `r`'s SSE stream ended before its answer: in a session, with an
 --- event id to resume from, GET it again after the server's `retry`. True
 --- when a resumption was started.
-function Session:resume(p, st)
-  if not self.id or not st.last_id or (p.resumes or 0) >= M.MAX_RESUMES then return false end
-  p.resumes = (p.resumes or 0) + 1
-  local t = self.t
+function Session:resume(r, st)
+  if not self.id or not st.last_id or (r.resumes or 0) >= M.MAX_RESUMES then return false end
+  r.resumes = (r.resumes or 0) + 1
+  local hp = self.hp
   after_ms(self, st.retry, function()
-    if t.pending[p.id] ~= p or t._closed then return end
-    p.handle = t:_exchange({ method = "GET", headers = get_headers(self, st.last_id) }, function(res, err, st2)
-      t:_ended(p, res, err, st2)
+    if not hp:waiting(r) or hp:closed() then return end
+    r.handle = hp:exchange({ method = "GET", headers = get_headers(self, st.last_id) }, function(res, err, st2)
+      hp:ended(r, res, err, st2)
     end)
   end)
   return true
@@ -137,27 +141,24 @@ local function reinitialized(self, err)
   for _, fn in ipairs(waiting) do fn(err) end
 end
 
---- Request `p` got 404 in a session: the server forgot it. Initialize
+--- Request `r` got 404 in a session: the server forgot it. Initialize
 --- again (one re-initialization for every request that saw the 404), then
---- send `p` again; a second 404 for it is an error. True when taken.
---- Sending `p` again keeps it at most once: the Streamable HTTP spec has a
+--- send `r` again; a second 404 for it is an error. True when taken.
+--- Sending `r` again keeps it at most once: the Streamable HTTP spec has a
 --- server answer a request whose session id it does not know with 404,
---- without processing it, so the 404 is the proof that `p` did not run.
+--- without processing it, so the 404 is the proof that `r` did not run.
 --- (A request whose connection closed before any answer came is never
---- sent again: see client_http.lua.)
-function Session:expired(p)
-  if not self.id or p.method == "initialize" or p.reinitialized then return false end
-  p.reinitialized = true
-  local t = self.t
+--- sent again: see jrpc.http_peer.)
+function Session:expired(r)
+  if not self.id or r.method == "initialize" or r.reinitialized then return false end
+  r.reinitialized = true
+  local t, hp = self.t, self.hp
   local retry = function(err)
     if err then
-      if t.pending[p.id] == p then
-        t.pending[p.id] = nil
-        p.callback(errors.new("session", "the server ended the session and initialize failed: " .. err.message))
-      end
-      return
+      return hp:fail(r, errors.new("session", "the server ended the session and initialize failed: "
+        .. err.message))
     end
-    t:_queue(function() t:_send(p) end)  -- after notifications/initialized
+    hp:post(r)  -- after notifications/initialized: posts wait for it
   end
   if self.reinit then
     self.reinit[#self.reinit + 1] = retry
@@ -184,8 +185,8 @@ function Session:close(done)
   self.id = nil
   if not sid then return done() end
   local h = { ["Mcp-Session-Id"] = sid, ["MCP-Protocol-Version"] = self.version }
-  for k, v in pairs(self.t.user_headers) do h[k] = v end
-  self.t:_exchange({ method = "DELETE", headers = h, timeout = 5 }, function() done() end)
+  for k, v in pairs(self.user_headers) do h[k] = v end
+  self.hp:exchange({ method = "DELETE", headers = h, timeout = 5 }, function() done() end)
 end
 
 return M

@@ -11,14 +11,17 @@
 --   t:notify(method, params)
 --   t:after(seconds, fn) -> timer; t:cancel_timer(timer); t:now()
 --   t:close()                         in a coroutine: waits until it is closed
---   t.kind                            "stdio" (cancel sends notifications/cancelled) or "http"
+--   t:closed() -> boolean
+--   t:stderr_text() -> string         what the server wrote on stderr ("" when none is kept)
+--   t.kind                            "stdio" or "http"
 --   t.origin                          (optional) the server's origin: detected eras are cached per origin
 --   t:probe_fallback(err) -> boolean  (optional) whether the era probe's error means a legacy
 --                                     server (without it: any error but closed/cancelled does)
--- The client hands `open` a sink: `sink.notification(method, params, meta)`
--- for every server notification, and `sink.methods`, the handlers that
--- answer a legacy server's requests (roots, sampling, elicitation, ping).
+-- The client hands `open` a sink: `sink.methods`, the handlers of a jrpc
+-- peer (jrpc.mcp.client's: a legacy server's requests -- roots, sampling,
+-- elicitation, ping -- and every server notification the client routes).
 -- This module owns the child and nothing else.
+local options = require "jrpc.options"
 local timers = require "jrpc.uv.timers"
 
 local M = {}
@@ -27,28 +30,13 @@ local M = {}
 local Transport = {}
 Transport.__index = Transport
 
--- Server notifications the client routes (the peer drops others, counted).
-M.NOTIFICATIONS = {
-  "notifications/progress", "notifications/message", "notifications/cancelled",
-  "notifications/subscriptions/acknowledged", "notifications/resources/updated",
-  "notifications/resources/list_changed", "notifications/tools/list_changed",
-  "notifications/prompts/list_changed", "notifications/elicitation/complete",
-}
-
-local function handlers(sink)
-  local map = {}
-  for name, fn in pairs(sink.methods) do map[name] = fn end
-  for _, name in ipairs(M.NOTIFICATIONS) do
-    map[name] = function(params, ctx) sink.notification(name, params, ctx.meta) end
-  end
-  return map
-end
+--- The names of `open`'s options (those of jrpc.mcp.client.connect it uses).
+M.OPTIONS = options.set{ "cmd", "args", "env", "cwd", "stderr", "on_exit", "on_error", "on_debug",
+  "max_message_bytes" }
 
 local function spawn_options(opts, sink)
-  local o = { cmd = opts.cmd, args = opts.args, env = opts.env, cwd = opts.cwd,
-    stderr = opts.stderr, on_exit = opts.on_exit, on_error = opts.on_error,
-    on_debug = opts.on_debug, max_message_bytes = opts.max_message_bytes,
-    profile = "mcp", role = "client", methods = handlers(sink) }
+  local o = options.pick(opts, M.OPTIONS)
+  o.profile, o.role, o.methods = "mcp", "client", sink.methods
   return o
 end
 

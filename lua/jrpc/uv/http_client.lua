@@ -29,10 +29,15 @@
 -- once at most. A request whose bytes went out and whose connection then
 -- failed before any byte of a response came fails with OUTCOME_UNKNOWN
 -- (the server may or may not have acted on it: the caller decides).
+--
+-- A failed request gives its error text and its kind (M.KINDS), so a
+-- caller never reads the text to learn what happened; a connect failure
+-- also gives its cause without the address ("ECONNREFUSED").
 local core = require "jrpc.core"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
+local options = require "jrpc.options"
 
 local M = {}
 
@@ -44,6 +49,15 @@ local request_handle
 -- error is this text, or this text, ": " and the cause ("read: ECONNRESET:
 -- connection reset by peer"): callers tell it apart by this prefix.
 M.OUTCOME_UNKNOWN = "connection closed after the request was sent; its outcome is unknown (not retried)"
+
+--- The kinds of failure, the third value a failed request gives:
+---   connect          no connection (refused, resolve, TLS): nothing was sent
+---   timeout          no head within the timeout
+---   outcome_unknown  sent, then the connection closed before any answer (OUTCOME_UNKNOWN)
+---   closed           the connection ended or failed otherwise (before the request
+---                    was sent, or after part of the response came; or `close` on the client)
+---   failed           anything else: a response that is no HTTP, a callback that raised
+M.KINDS = { connect = true, timeout = true, outcome_unknown = true, closed = true, failed = true }
 
 -- Methods whose repetition has no effect the first request did not have
 -- (RFC 9110 §9.2.1 safe, hence §9.2.2 idempotent): the only ones sent again
@@ -57,9 +71,9 @@ M.DEFAULTS = {
   max_body_bytes = 16 * 1024 * 1024, -- a buffered body; streamed bodies have no total limit
 }
 
-local KNOWN = { url = true, method = true, headers = true, body = true, timeout = true,
-  ca_file = true, verify = true, on_headers = true, on_chunk = true, on_done = true, on_start = true,
-  max_header_bytes = true, max_headers = true, max_body_bytes = true }
+--- The names of `request`'s options.
+M.OPTIONS = options.set{ "url", "method", "headers", "body", "timeout", "ca_file", "verify",
+  "on_headers", "on_chunk", "on_done", "on_start", "max_header_bytes", "max_headers", "max_body_bytes" }
 
 -- {======================================================================
 -- URLs
@@ -113,7 +127,7 @@ function Conn:_fail(err, deliberate)
   if self.on_up then return self:_up(err) end  -- still connecting
   local ex = self.exchange
   if not ex then return end
-  if deliberate or ex.got_bytes then return ex:_finish(nil, err) end
+  if deliberate or ex.got_bytes then return ex:_finish(nil, err, false, "closed") end
   ex:_lost(err)
 end
 
@@ -195,7 +209,8 @@ function Conn:_on_read(err, data)
 end
 
 -- Connect to `u` (parse_url's parts) with `opts` (ca_file, verify);
--- cb(conn) or cb(nil, err) once. A name's addresses are tried in turn
+-- cb(conn) or cb(nil, err, cause) once (`cause`: err without the
+-- address). A name's addresses are tried in turn
 -- ("localhost" may give ::1 first to a server on 127.0.0.1). Returns the
 -- connection at once: closing it cancels the attempt.
 local function open(loop, u, opts, cb)
@@ -208,11 +223,11 @@ local function open(loop, u, opts, cb)
     tcp:nodelay(true)
     if u.scheme == "https" then
       local tls, terr = core.tls_client{ host = u.host, ca_file = opts.ca_file, verify = opts.verify }
-      if not tls then conn:close(); return cb(nil, terr) end
+      if not tls then conn:close(); return cb(nil, terr, terr) end
       conn.tls = tls
     end
     conn.on_up = function(uerr)
-      if uerr then return cb(nil, ("https://%s: %s"):format(where, uerr)) end
+      if uerr then return cb(nil, ("https://%s: %s"):format(where, uerr), uerr) end
       cb(conn)
     end
     tcp:read_start(co.guard(function(rerr, data) conn:_on_read(rerr, data) end, "http client read"))
@@ -226,11 +241,11 @@ local function open(loop, u, opts, cb)
   end
 
   local function try(addrs, i, last_err)
-    if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
+    if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where), "cancelled") end
     local addr = addrs[i]
     if addr == nil then
       conn:close()
-      return cb(nil, ("connect to %s: %s"):format(where, tostring(last_err)))
+      return cb(nil, ("connect to %s: %s"):format(where, tostring(last_err)), tostring(last_err))
     end
     if i > 1 then  -- a handle that failed to connect is not used again
       handles.close(uv, conn.tcp)
@@ -239,7 +254,7 @@ local function open(loop, u, opts, cb)
     local tcp = conn.tcp
     local ok, res, err = pcall(tcp.connect, tcp, addr, u.port, co.guard(function(cerr)
       if cerr then return try(addrs, i + 1, cerr) end
-      if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
+      if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where), "cancelled") end
       up()
     end, "http client connect"))
     if not ok or not res then return try(addrs, i + 1, ok and err or res) end
@@ -251,9 +266,10 @@ local function open(loop, u, opts, cb)
   end
   uv.getaddrinfo(u.host, nil, { socktype = "stream" }, co.guard(function(err, addrs)
     if err or not addrs or not addrs[1] then
-      if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where)) end
+      if conn.closed then return cb(nil, ("connect to %s: cancelled"):format(where), "cancelled") end
       conn:close()
-      return cb(nil, ("connect to %s: %s"):format(where, tostring(err or "no address")))
+      local cause = tostring(err or "no address")
+      return cb(nil, ("connect to %s: %s"):format(where, cause), cause)
     end
     local list = {}
     for i, a in ipairs(addrs) do list[i] = a.addr end
@@ -290,8 +306,8 @@ local Exchange = {}
 Exchange.__index = Exchange
 
 -- `again`: the request may be sent once more on a new connection (see
--- Exchange:_lost); `err` is its error if it is not.
-function Exchange:_finish(res, err, again)
+-- Exchange:_lost); `err` is its error if it is not, `kind` its kind (M.KINDS).
+function Exchange:_finish(res, err, again, kind)
   if self.finished then return end
   self.finished = true
   self.stream.closed = true
@@ -300,7 +316,7 @@ function Exchange:_finish(res, err, again)
   if res then  -- streamed: "" (the bytes went to on_chunk); closed early: what came
     if self.on_chunk == nil then res.body = table.concat(self.chunks) else res.body = "" end
   end
-  self.done(res, err, again)
+  self.done(res, err, again, kind)
 end
 
 -- The connection failed or closed (`cause`: why, or nil for an orderly
@@ -312,10 +328,10 @@ end
 function Exchange:_lost(cause)
   if self.finished then return end
   if not self.sent then
-    return self:_finish(nil, cause or "connection closed before the request was sent", self.reused)
+    return self:_finish(nil, cause or "connection closed before the request was sent", self.reused, "closed")
   end
   local err = cause and (M.OUTCOME_UNKNOWN .. ": " .. cause) or M.OUTCOME_UNKNOWN
-  self:_finish(nil, err, self.reused and SAFE[self.method] == true)
+  self:_finish(nil, err, self.reused and SAFE[self.method] == true, "outcome_unknown")
 end
 
 -- Call a user callback; one that raises ends the exchange with its error.
@@ -323,7 +339,7 @@ function Exchange:_call(fn, what, ...)
   local ok, err = xpcall(fn, debug.traceback, ...)
   if not ok then
     local conn = self.conn
-    self:_finish(nil, what .. " failed: " .. tostring(err))
+    self:_finish(nil, what .. " failed: " .. tostring(err), false, "failed")
     if conn then conn:close() end
     return false
   end
@@ -366,7 +382,7 @@ function Exchange:_events(data)
   end
   if kind == nil and v ~= nil then
     local conn = self.conn
-    self:_finish(nil, v)
+    self:_finish(nil, v, false, "failed")
     if conn then conn:close() end
   end
 end
@@ -381,14 +397,12 @@ function Exchange:_eof()
   if not self.got_bytes then return self:_lost(nil) end
   self.parser:finish()
   self:_events(nil)
-  if not self.finished then self:_finish(nil, "connection closed before the response ended") end
+  if not self.finished then self:_finish(nil, "connection closed before the response ended", false, "closed") end
 end
 
 local function check_opts(opts)
   if type(opts) ~= "table" then error("http_client.request: expected an options table", 3) end
-  for k in pairs(opts) do
-    if not KNOWN[k] then error("http_client.request: unknown option '" .. tostring(k) .. "'", 3) end
-  end
+  options.check("http_client.request", opts, 2, M.OPTIONS)
   for _, k in ipairs({ "on_headers", "on_chunk", "on_done", "on_start" }) do
     if opts[k] ~= nil and type(opts[k]) ~= "function" then
       error("http_client.request: " .. k .. " must be a function", 3)
@@ -450,13 +464,13 @@ request_handle = function(st, finish)
   return setmetatable({ st = st, finish = finish }, Request)
 end
 
--- Run one exchange; done(res, err) once. `pool`: a Client, or nil. A
+-- Run one exchange; done(res, err, kind, cause) once. `pool`: a Client, or nil. A
 -- request on a reused connection that ends before any byte came back is
 -- sent again once on a new one when Exchange:_lost allows it: none of its
 -- bytes left, or its method is safe.
 local function exchange(loop, opts, pool, done)
   local u, uerr = M.parse_url(opts.url)
-  if not u then return done(nil, uerr) end
+  if not u then return done(nil, uerr, "failed") end
   local bytes, method = request_bytes(opts, u, pool ~= nil)
   local limits = {}
   for _, k in ipairs({ "max_header_bytes", "max_headers", "max_body_bytes" }) do
@@ -468,12 +482,12 @@ local function exchange(loop, opts, pool, done)
   local st = { finished = false, retried = false }  -- the whole request, across a retry
   local connected
 
-  local function finish(res, err)
+  local function finish(res, err, kind, cause)
     if st.finished then return end
     st.finished = true
     timers.cancel(loop.uv, st.timer)
     st.timer = nil
-    done(res, err)
+    done(res, err, kind, cause)
   end
 
   local function start(conn)
@@ -481,13 +495,13 @@ local function exchange(loop, opts, pool, done)
       chunks = {}, on_headers = opts.on_headers, on_chunk = opts.on_chunk, reused = conn.reused == true,
       method = method, sent = false, finished = false }, Exchange)
     ex.stream = setmetatable({ exchange = ex, closed = false }, Stream)
-    ex.done = function(res, err, again)
+    ex.done = function(res, err, again, kind)
       if again and pool and not pool.closed and not st.retried and not st.finished then
         st.retried = true
         st.opening = pool:_connect(u, key, opts, connected)
         return
       end
-      finish(res, err)
+      finish(res, err, kind)
     end
     st.ex = ex
     if method == "HEAD" then ex.parser:no_body() end
@@ -497,9 +511,9 @@ local function exchange(loop, opts, pool, done)
     if conn:_write(bytes) then ex.sent = true end
   end
 
-  connected = function(conn, err)
+  connected = function(conn, err, cause)
     if st.finished then if conn then conn:close() end return end
-    if not conn then return finish(nil, err) end
+    if not conn then return finish(nil, err, "connect", cause) end
     start(conn)
   end
 
@@ -509,10 +523,10 @@ local function exchange(loop, opts, pool, done)
     local ex = st.ex
     if ex and not ex.finished then
       local conn = ex.conn
-      ex:_finish(nil, err)
+      ex:_finish(nil, err, false, "timeout")
       if conn then conn:close() end
     end
-    finish(nil, err)
+    finish(nil, err, "timeout")
     -- a connection still being made is not waited for (nor left to linger)
     if st.opening then st.opening:close() end
   end, "http client timeout")
@@ -524,7 +538,8 @@ end
 
 --- One request. In a coroutine (no `on_done`): waits, returns the
 --- response `{status, reason, version, headers, raw_headers, body}` or
---- nil, err. Otherwise `opts.on_done(res, err)` is called later.
+--- nil, err, kind (see M.KINDS), cause (a connect failure's, without the
+--- address). Otherwise `opts.on_done(res, err, kind, cause)` is called later.
 --- `opts`: `url` (http:// or https://), `method` (default GET, or POST
 --- with a body), `headers`, `body`, `timeout` (seconds, default 30),
 --- `ca_file`, `verify` (false turns certificate checks off),
@@ -548,16 +563,16 @@ function M._request(loop, opts, pool)
     error("http_client.request: outside a coroutine, on_done = function(res, err) is required", 3)
   end
   local sync, waiting = nil, false
-  exchange(loop, opts, pool, function(res, err)
+  exchange(loop, opts, pool, function(res, err, kind, cause)
     loop.events = loop.events + 1
     if waiter then
-      if not waiting then sync = { res, err }; return end  -- done before the wait
-      return co.resume(waiter, nil, res, err)
+      if not waiting then sync = { res, err, kind, cause }; return end  -- done before the wait
+      return co.resume(waiter, nil, res, err, kind, cause)
     end
-    co.call(on_done, "on_done", nil, res, err)
+    co.call(on_done, "on_done", nil, res, err, kind, cause)
   end)
   if waiter then
-    if sync then return sync[1], sync[2] end
+    if sync then return sync[1], sync[2], sync[3], sync[4] end
     waiting = true
     return co.wait("http request")
   end
@@ -580,7 +595,7 @@ Client.__index = Client
 ---@param opts? table  max_idle
 ---@return jrpc.uv.HttpClient
 function M.new(loop, opts)
-  opts = opts or {}
+  opts = options.check("http_client.new", opts, 2, options.set{ "max_idle" })
   return setmetatable({ loop = loop, idle = {}, live = {}, max_idle = opts.max_idle or 4 }, Client)
 end
 
@@ -594,8 +609,8 @@ function Client:request(opts)
 end
 
 function Client:_connect(u, key, opts, cb)
-  return open(self.loop, u, opts, function(conn, err)
-    if not conn then return cb(nil, err) end
+  return open(self.loop, u, opts, function(conn, err, cause)
+    if not conn then return cb(nil, err, cause) end
     conn.key, conn.pool = key, self
     self.live[conn] = true
     cb(conn)
