@@ -441,6 +441,16 @@ function M.cancel(peer, id, reason)
   return true
 end
 
+--- Settle one of our requests now with `err` (a transport learnt it
+--- failed: its exchange broke). The other side is not told: there is no
+--- exchange left to cancel. Returns false when the id was not in flight.
+function M.fail(peer, id, err)
+  local slot = peer._calls.pending:cancel(rawid_of(id))
+  if slot == nil then return false end
+  settle(peer, slot, err)
+  return true
+end
+
 local function expire_due(peer)
   local calls = peer._calls
   local deadline = calls.pending:next_deadline()

@@ -250,8 +250,7 @@ function HttpPeer:fail(r, err)
   if self.requests[key] ~= r then return end
   self.requests[key] = nil
   if r.handle then r.handle:close() end
-  self.failures[key], self.silent[key] = err, true
-  if not self.peer:cancel(r.id, err.message) then self.failures[key], self.silent[key] = nil, nil end
+  self.peer:fail(r.id, err)
 end
 
 --- Request `r`'s exchange (its POST, or a hook's resumption) ended.
@@ -342,7 +341,6 @@ local function cancelled(self, text)
   local t = type(id)
   if t ~= "string" and not (t == "number" and id % 1 == 0) then return end
   local key = core.rawid(id)
-  if self.silent[key] then self.silent[key] = nil; return end  -- settled by `fail`
   local r = self.requests[key]
   if not r then return end
   self.requests[key] = nil
@@ -411,19 +409,7 @@ function HttpPeer:request(method, params, callback)
   if callback == nil then
     return await(self.peer:logger(), function(done) self:request(method, params, done) end)
   end
-  local id
-  id = self.peer:request(method, params, {}, function(err, result)
-    if err and err.code == "cancelled" and id ~= nil then
-      local key = core.rawid(id)
-      local failure = self.failures[key]
-      if failure then
-        self.failures[key] = nil
-        err = failure
-      end
-    end
-    return callback(err, result)
-  end)
-  return id
+  return self.peer:request(method, params, {}, callback)
 end
 
 --- Send a notification (true, or nil and the peer's error).
@@ -495,7 +481,7 @@ function M.new(loop, opts)
     http = opts.http or http_client.new(loop), user_headers = opts.headers or {}, ca_file = opts.ca_file,
     verify = opts.verify, head_timeout = opts.head_timeout or M.HEAD_TIMEOUT, hooks = opts.hooks or {},
     on_message = opts.on_message, answers = opts.answers ~= false, _closed = false,
-    requests = {}, failures = {}, silent = {}, held = nil, reading = 0, deferred = nil,
+    requests = {}, held = nil, reading = 0, deferred = nil,
     profile = profiles[opts.profile or "jsonrpc"] }, HttpPeer)
   local peer_opts = options.pick(opts, peers.OPTIONS)
   peer_opts.role = peer_opts.role or "client"

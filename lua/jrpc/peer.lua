@@ -17,6 +17,7 @@ local server = require "jrpc.server"
 local client = require "jrpc.client"
 local logs = require "jrpc.log"
 local options = require "jrpc.options"
+local errors = require "jrpc.errors"
 
 
 local M = {}
@@ -197,6 +198,17 @@ end
 ---@return boolean  false when the id was not in flight
 function Peer:cancel(id, reason)
   return client.cancel(self, id, reason)
+end
+
+--- For transports: settle one of our requests now with `err`, a
+--- jrpc.Error (its exchange failed, say an HTTP POST whose connection
+--- broke). Unlike `cancel`, the other side is not told.
+---@param id integer|string
+---@param err jrpc.Error
+---@return boolean  false when the id was not in flight
+function Peer:fail(id, err)
+  if getmetatable(err) ~= errors.metatable then error("fail: err must be a jrpc.Error (jrpc.errors.new)", 2) end
+  return client.fail(self, id, err)
 end
 
 --- Expire requests whose deadline has passed (code "timeout").
