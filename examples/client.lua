@@ -90,7 +90,7 @@ local function call_server(loop, opts)
     -- routine events too (junk from the server, late replies): this is a test tool
     on_debug = function(msg) io.stderr:write("client: ", msg, "\n") end }
   if not child then
-    print("cannot start the server: " .. err)
+    print("cannot start the server: " .. err.message)
     return 0, opts.requests
   end
   local sent, ok_count, failed, gave_up = 0, 0, 0, nil

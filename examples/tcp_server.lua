@@ -52,7 +52,7 @@ local server, err = loop:listen{
   end,
 }
 if not server then
-  io.stderr:write("tcp_server: ", err, "\n")
+  io.stderr:write("tcp_server: ", err.message, "\n")
   os.exit(1)
 end
 io.stderr:write(("listening on 127.0.0.1:%d\n"):format(server.port))

@@ -86,7 +86,7 @@ function M.start(root)
     args = { root .. "/examples/spec_server.lua" },
     timeout = REQUEST_TIMEOUT,
   }
-  if not child then error("cannot start the spec server: " .. tostring(err)) end
+  if not child then error("cannot start the spec server: " .. err.message) end
 end
 
 --- One frame: do the I/O that is ready, send what is due.

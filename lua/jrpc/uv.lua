@@ -38,6 +38,22 @@ local function unpause_all(self)
   for conn in pairs(paused) do conn:_unpause() end
 end
 
+-- For connections: stop reading until the next pump (the budget is spent).
+function Loop:_pause_until_pump(conn)
+  self._paused[conn] = true
+end
+
+-- For connections: a closed one is not resumed.
+function Loop:_forget_paused(conn)
+  self._paused[conn] = nil
+end
+
+-- For connections: whether a pump's budget is spent (never outside pump).
+function Loop:_pump_spent()
+  local deadline = self._pump_deadline
+  return deadline ~= nil and self.uv.hrtime() >= deadline
+end
+
 -- Inside uv.run (a callback), as opposed to between two runs.
 local function inside_uv_run(uv)
   return uv.loop_mode == nil or uv.loop_mode() ~= nil
@@ -195,15 +211,15 @@ end
 --- This process's stdin/stdout, non-blocking. Ends at the end of input. Role "server".
 ---@param opts? table  peer options + max_write_queue, on_close
 ---@return jrpc.uv.Connection|nil conn
----@return string|nil err
+---@return jrpc.Error|nil err  code "stdio"
 function Loop:stdio(opts)
-  return require("jrpc.uv.stdio").open(self, opts or {})
+  return require("jrpc.uv.stdio").open(self, opts)
 end
 
 --- Spawn a child process and talk to it over its stdin/stdout. Role "client".
 ---@param opts table  cmd, args, env, cwd, stderr, on_exit + peer/transport options
 ---@return jrpc.uv.Child|nil child
----@return string|nil err
+---@return jrpc.Error|nil err  code "spawn"
 function Loop:spawn(opts)
   return require("jrpc.uv.process").spawn(self, opts)
 end
@@ -211,7 +227,7 @@ end
 --- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server. Role "client".
 ---@param opts table
 ---@return jrpc.uv.Connection|boolean|nil
----@return string|nil err
+---@return jrpc.Error|nil err  code "connect"
 function Loop:connect(opts)
   return require("jrpc.uv.net").connect(self, opts)
 end
@@ -219,7 +235,7 @@ end
 --- Listen for connections; each gets its own peer, role "server".
 ---@param opts table
 ---@return jrpc.uv.Server|nil server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen"
 function Loop:listen(opts)
   return require("jrpc.uv.net").listen(self, opts)
 end

@@ -3,10 +3,17 @@
 local stream = require "jrpc.uv.stream"
 local co = require "jrpc.uv.co"
 local handles = require "jrpc.uv.handles"
+local connection = require "jrpc.connection"
+local options = require "jrpc.options"
+local errors = require "jrpc.errors"
 
 local M = {}
 
 local EOF_REASON = "connection closed by the other side"
+
+local ADDRESS = options.set{ "host", "port", "path" }
+M.CONNECT_OPTIONS = options.set({ "on_connect" }, ADDRESS, stream.OPTIONS, connection.PEER_OPTIONS)
+M.LISTEN_OPTIONS = options.set({ "backlog", "on_peer" }, ADDRESS, stream.OPTIONS, connection.PEER_OPTIONS)
 
 local function describe(opts)
   if opts.path then return opts.path end
@@ -54,16 +61,23 @@ local function start_connect(uv, handle, opts, done)
   end, "resolve"))
 end
 
+-- A failed connect: code "connect", the address in the message.
+local function connect_error(opts, err)
+  return errors.new("connect", ("connect to %s: %s"):format(describe(opts), tostring(err)))
+end
+
 --- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server.
 --- In a coroutine (no on_connect): waits, returns conn or nil, err.
 --- Otherwise `opts.on_connect(conn, err)` is called later and this returns
 --- true (or nil, err when it fails at once, without calling on_connect).
+--- `err` is a jrpc.Error with code "connect".
 ---@param loop table
 ---@param opts table
 ---@return jrpc.uv.Connection|boolean|nil
----@return string|nil err
+---@return jrpc.Error|nil err
 function M.connect(loop, opts)
   check_address(opts, "connect")
+  options.check("connect", opts, 2, M.CONNECT_OPTIONS)
   local on_connect = opts.on_connect
   if on_connect ~= nil and type(on_connect) ~= "function" then error("connect: on_connect must be a function", 2) end
   local waiter = on_connect == nil and co.current() or nil
@@ -74,7 +88,7 @@ function M.connect(loop, opts)
   local handle = new_socket(uv, opts)
   local function deliver(conn, err)
     loop.events = loop.events + 1
-    if err then err = ("connect to %s: %s"):format(describe(opts), tostring(err)) end
+    if err then err = connect_error(opts, err) end
     if waiter then return co.resume(waiter, nil, conn, err) end
     co.call(on_connect, "on_connect", nil, conn, err)
   end
@@ -84,11 +98,11 @@ function M.connect(loop, opts)
       return deliver(nil, err)
     end
     if not opts.path then handle:nodelay(true) end
-    deliver(stream.new(loop, handle, handle, opts, EOF_REASON, "client"):start())
+    deliver(stream.new(loop, handle, handle, opts, { eof_reason = EOF_REASON, role = "client" }):start())
   end, "connect"))
   if not ok then
     handles.close(uv, handle)
-    return nil, ("connect to %s: %s"):format(describe(opts), tostring(err))
+    return nil, connect_error(opts, err)
   end
   if waiter then return co.wait("connect") end
   return true
@@ -126,9 +140,9 @@ local function accept(server, loop, opts)
     return co.report("accept failed: " .. tostring(err))
   end
   if not opts.path then client:nodelay(true) end
-  local conn = stream.new(loop, client, client, opts, EOF_REASON, "server")
+  local conn = stream.new(loop, client, client, opts, { eof_reason = EOF_REASON, role = "server",
+    on_closed = function(c) server.connections[c] = nil end })
   server.connections[conn] = true
-  conn:_on_close_hook(function() server.connections[conn] = nil end)
   if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.peer:logger(), conn) end
   conn:start()
 end
@@ -145,9 +159,10 @@ end
 ---@param loop table
 ---@param opts table
 ---@return jrpc.uv.Server|nil server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen"
 function M.listen(loop, opts)
   check_address(opts, "listen")
+  options.check("listen", opts, 2, M.LISTEN_OPTIONS)
   if opts.on_peer ~= nil and type(opts.on_peer) ~= "function" then error("listen: on_peer must be a function", 2) end
   local uv = loop.uv
   local handle = new_socket(uv, opts)
@@ -163,7 +178,7 @@ function M.listen(loop, opts)
   end
   if not ok then
     handles.close(uv, handle)
-    return nil, ("listen on %s: %s"):format(describe(opts), tostring(err))
+    return nil, errors.new("listen", ("listen on %s: %s"):format(describe(opts), tostring(err)))
   end
   if not opts.path then
     local name = handle:getsockname()
