@@ -127,7 +127,7 @@ end
 
 local opts = parse_args(arg or {})
 math.randomseed(os.time())
-local loop = jrpc.uv.new(require "luv")
+local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
 local ok_count, failed = loop:run(function() return call_server(loop, opts) end)
 print(("%d ok, %d failed"):format(ok_count, failed))
 io.stdout:flush()

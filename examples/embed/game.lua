@@ -79,7 +79,7 @@ end
 --- Start the child. Raises if it cannot be started.
 ---@param root string the repository root
 function M.start(root)
-  loop = jrpc.uv.new(uv)
+  loop = jrpc.uv.new(uv, { catch_sigpipe = true })
   local err
   child, err = loop:spawn{
     cmd = INTERPRETER,

@@ -16,8 +16,8 @@
 --   conn:_release()          hand what is queued to the other side (for at
 --                            most LINGER seconds), then close the stream
 --
--- From its I/O it hands what it reads to the tap (`conn._tap_read`, when
--- set) and then to `conn.peer:receive`, calls `conn:_drained(queued)` when a write
+-- From its I/O it hands what it reads to the read tap (its own field
+-- `_tap_read`, when set) and then to `conn.peer:receive`, calls `conn:_drained(queued)` when a write
 -- completed, and `conn:finish(reason)` at the end of input or on an error.
 --
 -- Write queue bound (`max_write_queue`, bytes queued but not yet written):

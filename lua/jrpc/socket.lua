@@ -205,6 +205,9 @@ function M.new(socket, opts)
   if type(socket) ~= "table" or type(socket.tcp) ~= "function" or type(socket.select) ~= "function" then
     error("jrpc.socket.new: expected the LuaSocket module (require \"socket\")", 2)
   end
+  -- Lua 5.4's require returns the loader data (a path) after the module:
+  -- `jrpc.socket.new(require "socket")` passes it on
+  if type(opts) == "string" then opts = nil end
   opts = options.check("jrpc.socket.new", opts, 2, NEW_OPTIONS)
   return setmetatable({
     socket = socket, clock = core.now, report = opts.on_error or report,

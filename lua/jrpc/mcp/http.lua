@@ -272,7 +272,7 @@ function M.serve(srv, loop, opts)
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
   local sessions = sessions_mod.new(srv, opts, loop)
   local listen = {}
-  for k, v in pairs(opts) do listen[k] = v end
+  for k in pairs(http.OPTIONS) do listen[k] = opts[k] end  -- the rest are ours
   listen.host = opts.host or "127.0.0.1"
   listen.port = opts.port or 0
   -- a worker told to stop ends its listen streams with their result at

@@ -69,6 +69,10 @@ function Child:_ended(reason)
   self:_await_exit_grace(reason)
 end
 
+function Child:_watch_exit(on_exit)
+  self.on_exit, self._exit_waiters = on_exit, {}
+end
+
 function Child:_notify_exit(code, signal)
   local log = self.peer:logger()
   if self.on_exit then co.call(self.on_exit, "on_exit", log, code, signal) end
@@ -219,7 +223,7 @@ function M.spawn(loop, opts)
   -- we started it: a client, which never answers what it cannot decode
   local child = stream.new(loop, stdout, stdin, opts, { eof_reason = "process closed its stdout",
     role = "client", class = Child })
-  child.on_exit, child._exit_waiters = opts.on_exit, {}
+  child:_watch_exit(opts.on_exit)
   local err_pipe, sink = stderr_slot(uv, opts.stderr, child)
   local handle, pid_or_err = uv.spawn(opts.cmd, {
     args = opts.args, env = env_list(opts.env), cwd = opts.cwd,
