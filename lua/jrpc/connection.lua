@@ -40,6 +40,7 @@
 local peer_mod = require "jrpc.peer"
 local options = require "jrpc.options"
 local workers = require "jrpc.workers"
+local errors = require "jrpc.errors"
 
 local traceback = debug.traceback
 
@@ -250,6 +251,56 @@ function Connection._closing() end
 function M.wait(who, what)
   return woken(who, what, workers.wait())
 end
+
+-- {======================================================================
+-- Addresses, for the transports' connect and listen
+-- =======================================================================
+
+--- The address of `opts` in messages: the Unix socket `path`, or
+--- `host:port` (host default 127.0.0.1).
+---@param opts table
+---@return string
+function M.describe(opts)
+  if opts.path then return opts.path end
+  return tostring(opts.host or "127.0.0.1") .. ":" .. tostring(opts.port)
+end
+
+--- Check the options of a connect or listen (`what`): the address (an
+--- integer `port` and an optional `host` string, or where `paths`, a Unix
+--- socket `path`), the names (`known`, the entry's option set), and its
+--- callback (`on_connect` or `on_peer`). Raises at the caller's caller.
+---@param what "connect"|"listen"
+---@param opts table
+---@param paths boolean
+---@param known table<string, boolean>
+function M.check_address(what, opts, paths, known)
+  if type(opts) ~= "table" then error(what .. ": expected an options table", 3) end
+  if paths and opts.path ~= nil then
+    if type(opts.path) ~= "string" then error(what .. ": path must be a string", 3) end
+  elseif type(opts.port) ~= "number" or opts.port % 1 ~= 0 then
+    error(what .. ": needs port = number" .. (paths and " (TCP) or path = string (Unix socket)" or ""), 3)
+  elseif opts.host ~= nil and type(opts.host) ~= "string" then
+    error(what .. ": host must be a string", 3)
+  end
+  options.check(what, opts, 3, known)
+  local callback = what == "connect" and "on_connect" or "on_peer"
+  if opts[callback] ~= nil and type(opts[callback]) ~= "function" then
+    error(what .. ": " .. callback .. " must be a function", 3)
+  end
+end
+
+--- A connect or listen (`what`, also the code) to the address of `opts`
+--- failed with `err`.
+---@param what "connect"|"listen"
+---@param opts table
+---@param err any
+---@return jrpc.Error
+function M.address_error(what, opts, err)
+  local text = what == "connect" and "connect to %s: %s" or "listen on %s: %s"
+  return errors.new(what, text:format(M.describe(opts), tostring(err)))
+end
+
+-- }======================================================================
 
 -- A limit option: a positive number, or 0 too where `zero_ok`.
 local function limit(opts, name, default, zero_ok)

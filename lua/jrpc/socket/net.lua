@@ -3,7 +3,6 @@
 local conn_mod = require "jrpc.socket.conn"
 local connection = require "jrpc.connection"
 local options = require "jrpc.options"
-local errors = require "jrpc.errors"
 local workers = require "jrpc.workers"
 
 local M = {}
@@ -15,34 +14,22 @@ M.CONNECT_OPTIONS = options.set({ "on_connect", "connect_timeout" }, ADDRESS, co
   connection.PEER_OPTIONS)
 M.LISTEN_OPTIONS = options.set({ "backlog", "on_peer" }, ADDRESS, conn_mod.OPTIONS, connection.PEER_OPTIONS)
 
-local function describe(opts)
-  return tostring(opts.host or "127.0.0.1") .. ":" .. tostring(opts.port)
-end
-
-local function check_address(opts, what)
-  if type(opts) ~= "table" then error(what .. ": expected an options table", 3) end
-  if type(opts.port) ~= "number" or opts.port % 1 ~= 0 then error(what .. ": needs port = number", 3) end
-  if opts.host ~= nil and type(opts.host) ~= "string" then error(what .. ": host must be a string", 3) end
-end
-
 --- See Loop:connect. Option `connect_timeout` (default 10 s) bounds the connect.
 function M.connect(loop, opts)
-  check_address(opts, "connect")
-  options.check("connect", opts, 2, M.CONNECT_OPTIONS)
+  connection.check_address("connect", opts, false, M.CONNECT_OPTIONS)
   local on_connect = opts.on_connect
-  if on_connect ~= nil and type(on_connect) ~= "function" then error("connect: on_connect must be a function", 2) end
   local waiter = on_connect == nil and workers.current() or nil
   local sock, err = loop.socket.tcp()
-  if not sock then return nil, errors.new("connect", ("connect to %s: %s"):format(describe(opts), tostring(err))) end
+  if not sock then return nil, connection.address_error("connect", opts, err) end
   sock:settimeout(0)
   sock:setoption("tcp-nodelay", true)
   local ok
   ok, err = sock:connect(opts.host or "127.0.0.1", opts.port)
   if not ok and err ~= "timeout" then  -- "timeout": under way
     sock:close()
-    return nil, errors.new("connect", ("connect to %s: %s"):format(describe(opts), tostring(err)))
+    return nil, connection.address_error("connect", opts, err)
   end
-  local conn = conn_mod.new(loop, sock, opts, { role = "client", connecting = { address = describe(opts),
+  local conn = conn_mod.new(loop, sock, opts, { role = "client", connecting = { address = connection.describe(opts),
     deadline = loop:now() + (opts.connect_timeout or 10), waiter = waiter, on_connect = on_connect } })
   if waiter then return connection.wait("jrpc.socket", "connect") end
   return conn
@@ -89,9 +76,7 @@ end
 
 --- See Loop:listen. Also `backlog` (default 32) and `on_peer(conn)`.
 function M.listen(loop, opts)
-  check_address(opts, "listen")
-  options.check("listen", opts, 2, M.LISTEN_OPTIONS)
-  if opts.on_peer ~= nil and type(opts.on_peer) ~= "function" then error("listen: on_peer must be a function", 2) end
+  connection.check_address("listen", opts, false, M.LISTEN_OPTIONS)
   local sock, err = loop.socket.tcp()
   local ok = sock ~= nil
   if ok then
@@ -101,7 +86,7 @@ function M.listen(loop, opts)
   end
   if not ok then
     if sock then sock:close() end
-    return nil, errors.new("listen", ("listen on %s: %s"):format(describe(opts), tostring(err)))
+    return nil, connection.address_error("listen", opts, err)
   end
   sock:settimeout(0)
   local host, port = sock:getsockname()

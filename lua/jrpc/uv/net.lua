@@ -5,7 +5,6 @@ local co = require "jrpc.uv.co"
 local handles = require "jrpc.uv.handles"
 local connection = require "jrpc.connection"
 local options = require "jrpc.options"
-local errors = require "jrpc.errors"
 
 local M = {}
 
@@ -14,22 +13,6 @@ local EOF_REASON = "connection closed by the other side"
 local ADDRESS = options.set{ "host", "port", "path" }
 M.CONNECT_OPTIONS = options.set({ "on_connect" }, ADDRESS, stream.OPTIONS, connection.PEER_OPTIONS)
 M.LISTEN_OPTIONS = options.set({ "backlog", "on_peer" }, ADDRESS, stream.OPTIONS, connection.PEER_OPTIONS)
-
-local function describe(opts)
-  if opts.path then return opts.path end
-  return tostring(opts.host or "127.0.0.1") .. ":" .. tostring(opts.port)
-end
-
-local function check_address(opts, what)
-  if type(opts) ~= "table" then error(what .. ": expected an options table", 3) end
-  if opts.path ~= nil then
-    if type(opts.path) ~= "string" then error(what .. ": path must be a string", 3) end
-  elseif type(opts.port) ~= "number" or opts.port % 1 ~= 0 then
-    error(what .. ": needs port = number (TCP) or path = string (Unix socket)", 3)
-  elseif opts.host ~= nil and type(opts.host) ~= "string" then
-    error(what .. ": host must be a string", 3)
-  end
-end
 
 local function is_ip(host)
   return host:match("^%d+%.%d+%.%d+%.%d+$") ~= nil or host:find(":", 1, true) ~= nil
@@ -61,11 +44,6 @@ local function start_connect(uv, handle, opts, done)
   end, "resolve"))
 end
 
--- A failed connect: code "connect", the address in the message.
-local function connect_error(opts, err)
-  return errors.new("connect", ("connect to %s: %s"):format(describe(opts), tostring(err)))
-end
-
 --- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server.
 --- In a coroutine (no on_connect): waits, returns conn or nil, err.
 --- Otherwise `opts.on_connect(conn, err)` is called later and this returns
@@ -76,10 +54,8 @@ end
 ---@return jrpc.uv.Connection|boolean|nil
 ---@return jrpc.Error|nil err
 function M.connect(loop, opts)
-  check_address(opts, "connect")
-  options.check("connect", opts, 2, M.CONNECT_OPTIONS)
+  connection.check_address("connect", opts, true, M.CONNECT_OPTIONS)
   local on_connect = opts.on_connect
-  if on_connect ~= nil and type(on_connect) ~= "function" then error("connect: on_connect must be a function", 2) end
   local waiter = on_connect == nil and co.current() or nil
   if on_connect == nil and waiter == nil then
     error("connect: outside a coroutine, on_connect = function(conn, err) is required", 2)
@@ -88,7 +64,7 @@ function M.connect(loop, opts)
   local handle = new_socket(uv, opts)
   local function deliver(conn, err)
     loop.events = loop.events + 1
-    if err then err = connect_error(opts, err) end
+    if err then err = connection.address_error("connect", opts, err) end
     if waiter then return co.resume(waiter, nil, conn, err) end
     co.call(on_connect, "on_connect", nil, conn, err)
   end
@@ -102,7 +78,7 @@ function M.connect(loop, opts)
   end, "connect"))
   if not ok then
     handles.close(uv, handle)
-    return nil, connect_error(opts, err)
+    return nil, connection.address_error("connect", opts, err)
   end
   if waiter then return co.wait("connect") end
   return true
@@ -161,9 +137,7 @@ end
 ---@return jrpc.uv.Server|nil server
 ---@return jrpc.Error|nil err  code "listen"
 function M.listen(loop, opts)
-  check_address(opts, "listen")
-  options.check("listen", opts, 2, M.LISTEN_OPTIONS)
-  if opts.on_peer ~= nil and type(opts.on_peer) ~= "function" then error("listen: on_peer must be a function", 2) end
+  connection.check_address("listen", opts, true, M.LISTEN_OPTIONS)
   local uv = loop.uv
   local handle = new_socket(uv, opts)
   local server = setmetatable({ uv = uv, handle = handle, connections = {}, path = opts.path,
@@ -178,7 +152,7 @@ function M.listen(loop, opts)
   end
   if not ok then
     handles.close(uv, handle)
-    return nil, errors.new("listen", ("listen on %s: %s"):format(describe(opts), tostring(err)))
+    return nil, connection.address_error("listen", opts, err)
   end
   if not opts.path then
     local name = handle:getsockname()
