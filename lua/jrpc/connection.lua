@@ -17,8 +17,9 @@
 --                            most LINGER seconds), then close the stream
 --
 -- From its I/O it hands what it reads to the read tap (its own field
--- `_tap_read`, when set) and then to `conn.peer:receive`, calls `conn:_drained(queued)` when a write
--- completed, and `conn:finish(reason)` at the end of input or on an error.
+-- `_tap_read`, when set) and then to `conn.peer:receive`, calls
+-- `conn:_drained(queued)` when a write completed, and `conn:finish(reason)`
+-- at the end of input or on an error.
 --
 -- Write queue bound (`max_write_queue`, bytes queued but not yet written):
 -- once over it, the connection is *busy*. It stops reading, so no new
@@ -82,13 +83,6 @@ function M.class()
   local class = setmetatable({}, { __index = Connection })
   class.__index = class
   return class
-end
-
-local function woken(who, what, ok, ...)
-  if not ok then
-    error(who .. ": " .. what .. " was resumed by something other than jrpc (another scheduler?)", 0)
-  end
-  return ...
 end
 
 -- Call `fn(...)`, reporting (not raising) its error through `log`.
@@ -243,6 +237,13 @@ function Connection._closing() end
 
 -- }======================================================================
 
+local function woken(who, what, ok, ...)
+  if not ok then
+    error(who .. ": " .. what .. " was resumed by something other than jrpc (another scheduler?)", 0)
+  end
+  return ...
+end
+
 --- In a coroutine: wait for a jrpc wake-up (jrpc.workers.wake) and return
 --- its values. A resume by anything else raises, naming the wait: jrpc's
 --- waits never mistake another scheduler's wake-up for their own.
@@ -307,7 +308,7 @@ local function limit(opts, name, default, zero_ok)
   local v = opts[name]
   if v == nil then return default end
   if type(v) ~= "number" or v < 0 or (v == 0 and not zero_ok) or v ~= v then
-    error(name .. " must be a positive number", 4)
+    error(name .. " must be a positive number", 5)  -- the caller of connect, spawn, stdio
   end
   return v
 end
