@@ -90,7 +90,7 @@ local function call_server(loop, opts)
     -- routine events too (junk from the server, late replies): this is a test tool
     on_debug = function(msg) io.stderr:write("client: ", msg, "\n") end }
   if not child then
-    print("cannot start the server: " .. err)
+    print("cannot start the server: " .. err.message)
     return 0, opts.requests
   end
   local sent, ok_count, failed, gave_up = 0, 0, 0, nil
@@ -127,7 +127,7 @@ end
 
 local opts = parse_args(arg or {})
 math.randomseed(os.time())
-local loop = jrpc.uv.new(require "luv")
+local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
 local ok_count, failed = loop:run(function() return call_server(loop, opts) end)
 print(("%d ok, %d failed"):format(ok_count, failed))
 io.stdout:flush()

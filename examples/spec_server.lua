@@ -68,8 +68,11 @@ local choices = {
 
 local function parse_args(argv)
   local has_luv = pcall(require, "luv")
+  -- (uv) by default the loop polls before it sleeps (where there is more
+  -- than one CPU) and the collector works while it waits: this server is
+  -- what the benchmarks measure
   local opts = { framing = "ndjson", profile = "jsonrpc", transport = has_luv and "uv" or "blocking",
-    ["idle-gc"] = "on" }
+    ["idle-gc"] = "on", busy_poll = true }
   local i = 1
   while argv[i] do
     local flag, value = argv[i], argv[i + 1]
@@ -111,9 +114,10 @@ if opts.transport == "blocking" then
   install(peer)
   jrpc.stdio.run(peer)
 else
-  local loop = jrpc.uv.new(require "luv", { idle_gc = opts["idle-gc"] == "on", busy_poll = opts.busy_poll })
+  local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
   local conn = assert(loop:stdio{ framing = opts.framing, profile = opts.profile,
     max_write_queue = opts.max_write_queue, pause_reading_at = opts.pause_reading_at })
   install(conn.peer)
-  loop:serve_forever()  -- returns once stdin ended and the replies are written
+  -- returns once stdin ended and the replies are written
+  loop:serve_forever{ idle_gc = opts["idle-gc"] == "on", busy_poll = opts.busy_poll }
 end

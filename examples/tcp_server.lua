@@ -40,7 +40,7 @@ end
 
 local opts = parse_args(arg or {})
 local install = assert(loadfile(script_dir .. "/spec_server.lua"))("--module")
-local loop = jrpc.uv.new(require "luv")
+local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
 local server, err = loop:listen{
   host = "127.0.0.1", port = opts.port, framing = opts.framing,
   on_peer = function(conn)
@@ -52,7 +52,7 @@ local server, err = loop:listen{
   end,
 }
 if not server then
-  io.stderr:write("tcp_server: ", err, "\n")
+  io.stderr:write("tcp_server: ", err.message, "\n")
   os.exit(1)
 end
 io.stderr:write(("listening on 127.0.0.1:%d\n"):format(server.port))

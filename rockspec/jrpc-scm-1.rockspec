@@ -86,6 +86,7 @@ build = {
     ["jrpc.cli.trace"] = "lua/jrpc/cli/trace.lua",
     ["jrpc.cli.transport"] = "lua/jrpc/cli/transport.lua",
     ["jrpc.client"] = "lua/jrpc/client.lua",
+    ["jrpc.connection"] = "lua/jrpc/connection.lua",
     ["jrpc.errors"] = "lua/jrpc/errors.lua",
     ["jrpc.http_peer"] = "lua/jrpc/http_peer.lua",
     ["jrpc.output"] = "lua/jrpc/output.lua",

@@ -13,6 +13,7 @@ local PUBLIC = {
   { file = "lua/jrpc/stdio.lua", holder = "M", call = "jrpc.stdio." },
   { file = "lua/jrpc/uv.lua", holder = "Loop", call = "loop:" },
   { file = "lua/jrpc/uv.lua", holder = "M", call = "jrpc.uv." },
+  { file = "lua/jrpc/connection.lua", holder = "Connection", call = "conn:" },
   { file = "lua/jrpc/uv/stream.lua", holder = "Connection", call = "conn:" },
   { file = "lua/jrpc/uv/process.lua", holder = "Child", call = "child:" },
   { file = "lua/jrpc/uv/net.lua", holder = "Server", call = "server:" },

@@ -223,6 +223,14 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
       .. '<- {"jsonrpc":"2.0","result":"ok","id":1}\n' }, { jrpc_cli("call", "--trace", "--stdio", server, "m") })
   end)
 
+  it("--trace with --framing lsp shows what the framer skipped in parentheses", function()
+    local body = '{"jsonrpc":"2.0","result":"ok","id":1}'
+    local server = ([[printf 'log line\r\nContent-Length: %d\r\n\r\n%s'; exec cat > /dev/null]]):format(#body, body)
+    assert.are.same({ 0, '"ok"\n', '-> {"jsonrpc":"2.0","method":"m","id":1}\n'
+      .. '<- (skipped a line that is not a header (8 bytes))\n<- ' .. body .. '\n' },
+      { jrpc_cli("call", "--trace", "--framing", "lsp", "--stdio", server, "m") })
+  end)
+
   it("a command that ends before the reply is exit 3", function()
     assert.are.same({ 3, "", "jrpc: the connection ended before the reply: process exited with code 7\n" },
       { jrpc_cli("call", "--stdio", "exit 7", "ping") })
@@ -288,7 +296,7 @@ describe("jrpc call --tcp against examples/tcp_server.lua", function()
     local conn, err = S.loop:run(function()
       return transport.open(stuck, opts, {}, function()
         fired_after = S.since(t0)
-        co.resume(waiter, nil, nil, "gave up")
+        co.resume(waiter, nil, nil, require("jrpc.errors").new("connect", "gave up"))
       end)
     end)
     assert.are.same({ nil, "cannot gave up" }, { conn, err })

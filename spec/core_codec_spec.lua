@@ -703,3 +703,44 @@ describe("codec replies: the rawid argument", function()
     end
   end)
 end)
+
+describe("codec:split", function()
+  -- every value split gives for `chunks` fed one at a time, then after finish
+  local function splits(codec, chunks)
+    local out = {}
+    local function drain(chunk)
+      local a, b = codec:split(chunk)
+      while a ~= nil do
+        out[#out + 1] = a == false and "skipped: " .. b or a
+        a, b = codec:split()
+      end
+    end
+    for _, chunk in ipairs(chunks) do drain(chunk) end
+    codec:finish()
+    drain()
+    return out
+  end
+
+  it("gives each ndjson line as sent, however the bytes arrive", function()
+    local input = 'starting up\r\n\n{"id":1,"result":[1,2]}\n  \n{"a":"\\n"}'
+    local want = { "starting up", '{"id":1,"result":[1,2]}', '{"a":"\\n"}' }
+    assert.are.same(want, splits(core.codec{}, { input }))
+    local bytes = {}
+    for i = 1, #input do bytes[i] = input:sub(i, i) end
+    assert.are.same(want, splits(core.codec{}, bytes))
+  end)
+
+  it("gives each LSP body, and says what the framer skipped", function()
+    local input = "Content-Length: 2\r\n\r\n{}log line\r\ncontent-length: 3\r\nX: y\r\n\r\n[1]"
+      .. "X: only\r\n\r\nContent-Length: 40\r\n\r\n" .. ("x"):rep(40)
+    assert.are.same({ "{}", "skipped: skipped a line that is not a header (8 bytes)", "[1]",
+      "skipped: header block without a valid Content-Length",
+      "skipped: message larger than the limit of 20 bytes" },
+      splits(core.codec{ framing = "lsp", max_message_bytes = 20 }, { input }))
+  end)
+
+  it("says when an ndjson line is over the limit, then goes on", function()
+    assert.are.same({ "skipped: message larger than the limit of 4 bytes", "[1]" },
+      splits(core.codec{ max_message_bytes = 4 }, { "[1,2,3]\n", "[1]\n" }))
+  end)
+end)

@@ -58,7 +58,7 @@ local function serve_blocking()
 end
 
 local function serve_uv()
-  local loop = jrpc.uv.new(require "luv")
+  local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
   local conn = loop:stdio{ profile = "lsp" }
   add_methods(conn.peer)
   conn.on_close = function() loop:stop() end

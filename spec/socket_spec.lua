@@ -101,7 +101,8 @@ describe("jrpc.socket against the luv TCP server (examples/tcp_server.lua)", fun
     srv:close()  -- nobody listens on `free` now
     local conn, err = drive(function() return loop:connect{ port = free } end)
     assert.is_nil(conn)
-    assert.are.equal("connect to 127.0.0.1:" .. free .. ": connection refused", err)
+    assert.are.equal("connect", err.code)
+    assert.are.equal("connect to 127.0.0.1:" .. free .. ": connection refused", err.message)
   end)
 end)
 
@@ -124,6 +125,18 @@ describe("jrpc.socket against its own server", function()
     end)
     assert.are.equal(5, a)
     assert.are.equal("hi", b)
+  end)
+
+  it("shows the bytes both ways to conn:tap", function()
+    local sent, read = {}, {}
+    local a = drive(function()
+      local conn = assert(loop:connect{ port = server.port })
+      conn:tap(function(b) sent[#sent + 1] = b end, function(b) read[#read + 1] = b end)
+      return conn.peer:request("add", { 2, 3 })
+    end)
+    assert.are.equal(5, a)
+    assert.are.same({ '{"jsonrpc":"2.0","method":"add","params":[2,3],"id":1}\n' }, sent)
+    assert.are.same({ '{"jsonrpc":"2.0","result":5,"id":1}\n' }, read)
   end)
 
   it("writes a big message in parts across pumps", function()

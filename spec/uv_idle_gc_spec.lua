@@ -1,5 +1,6 @@
--- jrpc.uv.idle_gc: while run or serve_forever drives the loop, the
--- collector's work is done where the loop would wait, not inside a request.
+-- jrpc.uv.idle_gc: while run or serve_forever drives the loop and its
+-- options ask for it (idle_gc = true), the collector's work is done where
+-- the loop would wait, not inside a request.
 local jrpc = require "jrpc"
 local idle_gc = require "jrpc.uv.idle_gc"
 local S = dofile("spec/uv_support.lua")
@@ -8,8 +9,8 @@ local IS_54 = _VERSION == "Lua 5.4" and not rawget(_G, "jit")
 
 -- A context of its own (jrpc.uv keeps one per luv module, so a proxy of
 -- luv), on the same default loop.
-local function new_loop(opts)
-  return jrpc.uv.new(setmetatable({}, { __index = S.uv }), opts)
+local function new_loop()
+  return jrpc.uv.new(setmetatable({}, { __index = S.uv }))
 end
 
 -- Send `n` requests one at a time to a child server (spec/uv_idle_gc_server.lua,
@@ -101,9 +102,19 @@ describe("jrpc.uv idle_gc", function()
     assert.are.equal(1, stats.steps)
   end)
 
-  it("steps only while run or serve_forever drives the loop", function()
+  it("is off by default", function()
     local loop = new_loop()
     loop:run(function() loop:sleep(0.01) end)
+    loop:run(function() loop:sleep(0.01) end, { idle_gc = false })
+    assert.are.same({ steps = 0, cycles = 0 }, loop.gc_stats)
+    local ok, err = pcall(loop.run, loop, function() end, { idle_gc = "yes" })
+    assert.is_false(ok)
+    assert.are.equal("run: idle_gc must be a boolean", err)
+  end)
+
+  it("steps only while the run that asked drives the loop", function()
+    local loop = new_loop()
+    loop:run(function() loop:sleep(0.01) end, { idle_gc = true })
     local steps = loop.gc_stats.steps
     assert.is_true(steps > 0)
     local t = {}
@@ -111,6 +122,7 @@ describe("jrpc.uv idle_gc", function()
     assert.are.equal(1e5, #t)
     t = nil  -- luacheck: ignore 311 (garbage for the collector)
     for _ = 1, 20 do loop:pump(0.001) end
+    loop:run(function() loop:sleep(0.01) end)
     assert.are.equal(steps, loop.gc_stats.steps)
   end)
 end)

@@ -49,6 +49,39 @@ describe("jrpc.uv loop:run", function()
     end))
   end)
 
+  -- A child whose stdin is closed (no reader left), then a write to it:
+  -- `catch_sigpipe` turns the signal into EPIPE; without it, SIGPIPE ends
+  -- the process (the shell's status 128 + 13).
+  local SIGPIPE_PROGRAM = [[
+local jrpc = require "jrpc"
+local uv = require "luv"
+-- SIGPIPE back to its default: a parent may have left it ignored (LuaSocket
+-- ignores it when loaded), and children inherit that
+local reset = uv.new_signal()
+reset:start("sigpipe", function() end)
+reset:stop()
+reset:close()
+local loop = jrpc.uv.new(uv, arg[1] == "catch" and { catch_sigpipe = true } or nil)
+loop:run(function()
+  local child = assert(loop:spawn{ cmd = "/bin/sh", args = { "-c", "exec 0<&-; exec sleep 5" },
+    on_error = function() end })
+  loop:sleep(0.2)
+  child.peer:notify("x", { ("y"):rep(1000) })
+  loop:sleep(0.3)
+  io.stdout:write(tostring(child.close_reason), "\n")
+  child:kill("sigkill")
+end)
+]]
+
+  it("leaves SIGPIPE alone unless jrpc.uv.new is asked to catch it", function()
+    local path = lua_program(SIGPIPE_PROGRAM)
+    local caught = { S.shell(S.INTERP .. " " .. path .. " catch") }
+    local left = { S.shell(S.INTERP .. " " .. path) }
+    os.remove(path)
+    assert.are.same({ 0, "write error: EPIPE\n", "" }, { caught[1], caught[2], caught[3] })
+    assert.are.same({ 141, "", "" }, { left[1], left[2], left[3] })
+  end)
+
   it("raises on misuse", function()
     assert.has_error(function() loop:run(nil) end, "run: expected a function")
     assert.has_error(function() loop:sleep(1) end, "sleep: must be called in a coroutine (inside loop:run)")

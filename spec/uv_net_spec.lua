@@ -114,6 +114,23 @@ describe("jrpc.uv TCP", function()
     end)
   end)
 
+  it("shows the bytes both ways to conn:tap, until it is taken off", function()
+    S.run(function()
+      local server = start_server{ port = 0 }
+      local conn = assert(loop:connect{ port = server.port })
+      local sent, read = {}, {}
+      conn:tap(function(b) sent[#sent + 1] = b end, function(b) read[#read + 1] = b end)
+      assert.are.equal(5, conn.peer:request("subtract", { 7, 2 }))
+      assert.are.same({ '{"jsonrpc":"2.0","method":"subtract","params":[7,2],"id":1}\n' }, sent)
+      assert.are.same({ '{"jsonrpc":"2.0","result":5,"id":1}\n' }, read)
+      conn:tap()
+      assert.are.equal(1, conn.peer:request("subtract", { 3, 2 }))
+      assert.are.same({ 1, 1 }, { #sent, #read })
+      assert.has_error(function() conn:tap(1) end, "tap: on_sent must be a function")
+      server:close()
+    end)
+  end)
+
   it("connects with a callback outside a coroutine", function()
     local server, got
     S.run(function()
@@ -137,7 +154,8 @@ describe("jrpc.uv TCP", function()
       server:close()
       local conn, err = loop:connect{ port = port }
       assert.is_nil(conn)
-      assert.are.equal("connect to 127.0.0.1:" .. port .. ": ECONNREFUSED", err)
+      assert.are.equal("connect", err.code)
+      assert.are.equal("connect to 127.0.0.1:" .. port .. ": ECONNREFUSED", err.message)
     end)
   end)
 
@@ -188,7 +206,8 @@ describe("jrpc.uv Unix sockets", function()
       -- the path is taken while the server listens
       local again, err = loop:listen{ path = path }
       assert.is_nil(again)
-      assert.are.equal("listen on " .. path .. ": EADDRINUSE: address already in use", err)
+      assert.are.equal("listen", err.code)
+      assert.are.equal("listen on " .. path .. ": EADDRINUSE: address already in use", err.message)
       server:close()
       assert.is_nil(S.uv.fs_stat(path))
       assert.is_true(S.wait_until(function() return a:closed() and b:closed() end))
@@ -199,7 +218,7 @@ describe("jrpc.uv Unix sockets", function()
     S.run(function()
       local conn, err = loop:connect{ path = dir .. "/nobody.sock" }
       assert.is_nil(conn)
-      assert.are.equal("connect to " .. dir .. "/nobody.sock: ENOENT", err)
+      assert.are.same({ "connect", "connect to " .. dir .. "/nobody.sock: ENOENT" }, { err.code, err.message })
     end)
   end)
 end)

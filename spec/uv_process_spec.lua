@@ -168,7 +168,8 @@ end)
     S.run(function()
       local child, err = loop:spawn{ cmd = "/nonexistent/jrpc-test-server" }
       assert.is_nil(child)
-      assert.are.equal("cannot start /nonexistent/jrpc-test-server: ENOENT: no such file or directory", err)
+      assert.are.equal("spawn", err.code)
+      assert.are.equal("cannot start /nonexistent/jrpc-test-server: ENOENT: no such file or directory", err.message)
     end)
     -- outside the loop too, and the process still exits cleanly afterwards
     local status, out = S.shell(S.INTERP .. [[ -e "package.path='./lua/?.lua;./lua/?/init.lua;'..package.path;]]
@@ -176,7 +177,7 @@ end)
       .. [[ local loop = require('jrpc').uv.new(require 'luv');]]
       .. [[ print(loop:spawn{ cmd = '/nonexistent/x' })"]])
     assert.are.equal(0, status)
-    assert.are.equal("nil\tcannot start /nonexistent/x: ENOENT: no such file or directory\n", out)
+    assert.are.equal("nil\tjrpc error spawn: cannot start /nonexistent/x: ENOENT: no such file or directory\n", out)
   end)
 
   it("raises on misuse", function()

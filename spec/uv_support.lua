@@ -11,7 +11,7 @@ local function pack(...) return { n = select("#", ...), ... } end
 
 M.uv = uv
 M.null = jrpc.null
-M.loop = jrpc.uv.new(uv)
+M.loop = jrpc.uv.new(uv, { catch_sigpipe = true })  -- a child that is gone never ends the spec run
 -- the interpreter running the specs, for child processes
 M.INTERP = rawget(_G, "jit") and "luajit" or "lua5.4"
 

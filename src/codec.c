@@ -407,6 +407,36 @@ static int codec_next (lua_State *L) {
 
 
 /*
+** codec:split([chunk]): feed 'chunk' if given, then the next message's
+** text as the framer found it, not decoded; or false and the detail of
+** what the framer skipped instead of a message (a line that is no header,
+** a message over the limit); or nothing when more bytes are needed. A tap
+** that shows a stream message by message splits it as the reader does.
+** The text is copied before anything else is pushed: a finalizer run by
+** an allocation may feed this codec and move its input buffer.
+*/
+static int codec_split (lua_State *L) {
+  Codec *C = check_codec(L);
+  const char *p = NULL, *e = NULL;
+  FrameEvent ev;
+  if (lua_gettop(L) >= 2 && !lua_isnil(L, 2))
+    feed_arg(L, C);
+  switch (frame_next(&C->F, &p, &e, &ev)) {
+    case FR_MSG:
+      if (!C->F.lsp && e > p && e[-1] == '\r') e--;  /* a CRLF line end */
+      lua_pushlstring(L, p, (size_t)(e - p));
+      return 1;
+    case FR_EVENT:
+      lua_pushboolean(L, 0);
+      lua_pushstring(L, ev.detail);
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+
+/*
 ** codec:decode(text): 'text' as one whole message that its transport
 ** framed (an HTTP body: newlines in it are whitespace), with this codec's
 ** profile, limits and shapes; the values of codec:next, the framer
@@ -755,6 +785,7 @@ static const luaL_Reg codec_methods[] = {
   {"oversize", codec_oversize},
   {"next", codec_next},
   {"decode", codec_decode},
+  {"split", codec_split},
   {"shapes", codec_shapes},
   {"result", codec_result},
   {"error", codec_error},

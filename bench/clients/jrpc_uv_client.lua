@@ -71,7 +71,7 @@ local function proc_status(pid)
 end
 -- }======
 
-local loop = jrpc.uv.new(uv)
+local loop = jrpc.uv.new(uv, { catch_sigpipe = true })
 local finished = false
 local done = 0
 local measuring, latencies = false, {}
@@ -177,5 +177,5 @@ if opt.rss then
 else
   start_sending()
 end
-loop:serve_forever()
+loop:serve_forever{ idle_gc = true, busy_poll = true }
 fail("the loop ended before the measurement did")

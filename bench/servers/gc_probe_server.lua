@@ -25,7 +25,7 @@ if (mode ~= "on" and mode ~= "off") or not out then
   os.exit(2)
 end
 
-local loop = jrpc.uv.new(uv, { idle_gc = mode == "on" })
+local loop = jrpc.uv.new(uv, { catch_sigpipe = true })
 local conn = assert(loop:stdio{})
 install(conn.peer)
 
@@ -61,4 +61,4 @@ conn.peer.receive = function(self, bytes)
   if #times % REPORT_EVERY == 0 then report() end
 end
 
-loop:serve_forever()
+loop:serve_forever{ idle_gc = mode == "on", busy_poll = true }  -- as examples/spec_server.lua

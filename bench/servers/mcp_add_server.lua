@@ -48,7 +48,7 @@ server:tool{ name = "add", description = "Adds two numbers",
     return sum % 1 == 0 and ("%d"):format(sum) or tostring(sum)
   end }
 
-local loop = jrpc.uv.new(luv)
+local loop = jrpc.uv.new(luv, { catch_sigpipe = true })
 local host, port = opt.http:match("^(.*):(%d+)$")
 local srv = assert(server:serve_http(loop, { host = host, port = tonumber(port),
   allowed_hosts = #opt.allowed_hosts > 0 and opt.allowed_hosts or nil }))
@@ -59,4 +59,4 @@ sig:start("sigterm", function()
 end)
 io.stderr:write(("listening on http://%s:%d/mcp\n"):format(host, srv.port))
 io.stderr:flush()
-loop:serve_forever()
+loop:serve_forever{ idle_gc = true, busy_poll = true }

@@ -79,14 +79,14 @@ end
 --- Start the child. Raises if it cannot be started.
 ---@param root string the repository root
 function M.start(root)
-  loop = jrpc.uv.new(uv)
+  loop = jrpc.uv.new(uv, { catch_sigpipe = true })
   local err
   child, err = loop:spawn{
     cmd = INTERPRETER,
     args = { root .. "/examples/spec_server.lua" },
     timeout = REQUEST_TIMEOUT,
   }
-  if not child then error("cannot start the spec server: " .. tostring(err)) end
+  if not child then error("cannot start the spec server: " .. err.message) end
 end
 
 --- One frame: do the I/O that is ready, send what is due.

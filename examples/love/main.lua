@@ -51,7 +51,7 @@ local calls = {
 local function talk(_, port)
   local conn, err = loop:connect{ port = port, on_error = function() end }
   if not conn then
-    show("%s", err)
+    show("%s", err.message)
     counts.wrong = counts.wrong + 1
     return
   end

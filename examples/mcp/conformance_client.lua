@@ -13,7 +13,7 @@ local url = assert(arg[#arg], "usage: conformance_client.lua URL")
 local scenario = os.getenv("MCP_CONFORMANCE_SCENARIO") or "tools_call"
 local version = os.getenv("MCP_CONFORMANCE_PROTOCOL_VERSION") or "2025-11-25"
 local context = jrpc.decode(os.getenv("MCP_CONFORMANCE_CONTEXT") or "{}") or {}
-local loop = jrpc.uv.new(require "luv")
+local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
 local failed = false
 
 -- Accept every form, each field from its default, else a plain value of its type.

@@ -18,7 +18,7 @@ local jrpc = require "jrpc"
 local mcp = require "jrpc.mcp"
 
 local has_luv, luv = pcall(require, "luv")
-local loop = has_luv and jrpc.uv.new(luv) or nil
+local loop = has_luv and jrpc.uv.new(luv, { catch_sigpipe = true }) or nil
 
 -- A 1x1 PNG and a tiny WAV (44-byte header, no samples), base64.
 local PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -31,9 +31,11 @@ end
 
 --- The jrpc.uv loop context on Neovim's loop. Neovim runs that loop: never
 --- call `loop:run`, `jrpc.run` or `serve_forever` in it; start coroutines.
+--- SIGPIPE is caught (`catch_sigpipe`): a child or socket whose reader is
+--- gone closes its connection, never the editor.
 ---@return jrpc.uv.Loop
 function M.loop()
-  return require("jrpc.uv").new(M.uv())
+  return require("jrpc.uv").new(M.uv(), { catch_sigpipe = true })
 end
 
 --- True when the editor API may be called from here (not in a luv callback).

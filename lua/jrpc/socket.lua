@@ -14,6 +14,8 @@
 -- (jrpc.workers), so a handler may wait in them too.
 local core = require "jrpc.core"
 local workers = require "jrpc.workers"
+local options = require "jrpc.options"
+local wait = require("jrpc.connection").wait
 
 local traceback = debug.traceback
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
@@ -80,24 +82,12 @@ local function run_timers(self, now)
   return true
 end
 
--- In a coroutine: wait for a jrpc wake-up and return its values.
-local function wait(what)
-  local function woken(ok, ...)
-    if not ok then
-      error("jrpc.socket: " .. what .. " was resumed by something other than jrpc (another scheduler?)", 0)
-    end
-    return ...
-  end
-  return woken(workers.wait())
-end
-M._wait = wait
-
 --- In a coroutine: wait `seconds` while later pumps run.
 ---@param seconds number
 function Loop:sleep(seconds)
   local co = workers.current() or error("sleep: must be called in a coroutine (loop:spawn_task)", 2)
   self:after(seconds, function() workers.wake(co, self.report) end)
-  wait("sleep")
+  wait("jrpc.socket", "sleep")
 end
 
 ---@class jrpc.socket.Task
@@ -156,15 +146,8 @@ function Loop:pump(budget)
     for _ = 1, 64 do  -- passes; each one is bounded by the deadline too
       local busy = false
       -- snapshots: a callback may add a connection or a server meanwhile
-      for _, server in ipairs(keys(self._servers)) do
-        if server:_accept() then busy = true end
-      end
-      for _, conn in ipairs(keys(self._conns)) do
-        if conn._connecting then
-          if self._connect_step(conn) then busy = true end
-        elseif conn:_pump(deadline, clock) then
-          busy = true
-        end
+      for _, x in ipairs(keys(self._pumped)) do
+        if x:_pump(deadline, clock) then busy = true end
       end
       if run_timers(self, clock()) then busy = true end
       if not busy or clock() >= deadline then break end
@@ -172,7 +155,7 @@ function Loop:pump(budget)
   end)
   self._pumping = false
   if not ok then error(err, 0) end
-  return next(self._conns) ~= nil or next(self._servers) ~= nil or next(self._timers) ~= nil
+  return next(self._pumped) ~= nil or next(self._timers) ~= nil
 end
 
 -- }======================================================================
@@ -181,8 +164,10 @@ end
 -- Connections
 -- =======================================================================
 
-function Loop:_add(conn) self._conns[conn] = true end
-function Loop:_forget(conn) self._conns[conn] = nil end
+-- For connections and servers: `x:_pump(deadline, clock)` is called in every
+-- pass of every pump from now on, until `_forget(x)`.
+function Loop:_add(x) self._pumped[x] = true end
+function Loop:_forget(x) self._pumped[x] = nil end
 
 --- Connect to a TCP server (`host`, default "127.0.0.1"; `port`), plus
 --- peer and transport options. The connect completes in later pumps. In a
@@ -193,7 +178,7 @@ function Loop:_forget(conn) self._conns[conn] = nil end
 --- answers input it cannot decode) unless `opts.role` says.
 ---@param opts table
 ---@return jrpc.socket.Connection|nil conn
----@return string|nil err
+---@return jrpc.Error|nil err  code "connect"
 function Loop:connect(opts)
   return require("jrpc.socket.net").connect(self, opts)
 end
@@ -203,12 +188,14 @@ end
 --- "server" unless `opts.role` says.
 ---@param opts table
 ---@return jrpc.socket.Server|nil server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen"
 function Loop:listen(opts)
   return require("jrpc.socket.net").listen(self, opts)
 end
 
 -- }======================================================================
+
+local NEW_OPTIONS = options.set{ "on_error" }
 
 --- A loop on the LuaSocket module `socket` (`require "socket"`).
 ---@param socket table
@@ -218,10 +205,13 @@ function M.new(socket, opts)
   if type(socket) ~= "table" or type(socket.tcp) ~= "function" or type(socket.select) ~= "function" then
     error("jrpc.socket.new: expected the LuaSocket module (require \"socket\")", 2)
   end
+  -- Lua 5.4's require returns the loader data (a path) after the module:
+  -- `jrpc.socket.new(require "socket")` passes it on
+  if type(opts) == "string" then opts = nil end
+  opts = options.check("jrpc.socket.new", opts, 2, NEW_OPTIONS)
   return setmetatable({
-    socket = socket, clock = core.now, report = opts and opts.on_error or report,
-    _conns = {}, _servers = {}, _timers = {}, _pumping = false,
-    _connect_step = require("jrpc.socket.net").connect_step,
+    socket = socket, clock = core.now, report = opts.on_error or report,
+    _pumped = {}, _timers = {}, _pumping = false,
   }, Loop)
 end
 

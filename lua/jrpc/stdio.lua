@@ -1,6 +1,7 @@
 --- A blocking stdio transport: serve a peer on stdin/stdout.
 -- Only protocol messages go to stdout; logs go to stderr.
 local peer_mod = require "jrpc.peer"
+local options = require "jrpc.options"
 
 local M = {}
 
@@ -11,15 +12,20 @@ function M.send(bytes)
   io.stdout:flush()
 end
 
+-- A peer made from `opts`, checked in the name of `where`.
+local function new_peer(where, opts)
+  local o = options.pick(options.check(where, opts, 3, peer_mod.OPTIONS), peer_mod.OPTIONS)
+  o.send = o.send or M.send
+  o.role = o.role or "server"  -- stdin was handed to us: we serve it
+  return peer_mod.new(o)
+end
+
 --- A peer whose `send` writes to stdout.
 ---@param opts? table  peer options (`send` defaults to stdio.send)
 ---@return jrpc.Peer
 function M.peer(opts)
-  local o = {}
-  for k, v in pairs(opts or {}) do o[k] = v end
-  o.send = o.send or M.send
-  o.role = o.role or "server"  -- stdin was handed to us: we serve it
-  return peer_mod.new(o)
+  local peer = new_peer("jrpc.stdio.peer", opts)  -- not a tail call: errors name our caller
+  return peer
 end
 
 -- Reads are capped, so neither a hostile Content-Length nor a line without
@@ -79,7 +85,7 @@ end
 ---@return jrpc.Peer
 function M.serve(peer_or_opts)
   local peer = peer_or_opts
-  if not peer_mod.is_peer(peer) then peer = M.peer(peer_or_opts) end
+  if not peer_mod.is_peer(peer) then peer = new_peer("jrpc.stdio.serve", peer_or_opts) end
   M.run(peer)
   return peer
 end

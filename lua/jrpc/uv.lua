@@ -15,6 +15,7 @@ local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local idle_gc = require "jrpc.uv.idle_gc"
 local busy_poll = require "jrpc.uv.busy_poll"
+local options = require "jrpc.options"
 
 local unpack = table.unpack or unpack
 local pack = table.pack or function(...) return { n = select("#", ...), ... } end
@@ -36,6 +37,22 @@ local function unpause_all(self)
   if next(paused) == nil then return end
   self._paused = {}
   for conn in pairs(paused) do conn:_unpause() end
+end
+
+-- For connections: stop reading until the next pump (the budget is spent).
+function Loop:_pause_until_pump(conn)
+  self._paused[conn] = true
+end
+
+-- For connections: a closed one is not resumed.
+function Loop:_forget_paused(conn)
+  self._paused[conn] = nil
+end
+
+-- For connections: whether a pump's budget is spent (never outside pump).
+function Loop:_pump_spent()
+  local deadline = self._pump_deadline
+  return deadline ~= nil and self.uv.hrtime() >= deadline
 end
 
 -- Inside uv.run (a callback), as opposed to between two runs.
@@ -65,19 +82,45 @@ local function quiet_turns(self)
   end
 end
 
--- run and serve_forever own the loop while they last: the collector's steps
--- go where the loop would wait (jrpc.uv.idle_gc), unless opts.idle_gc =
--- false, and the loop polls a little before it sleeps (jrpc.uv.busy_poll),
--- unless opts.busy_poll = false. While it polls, incremental steps wait
--- until the loop has been quiet a while (jrpc.uv.idle_gc.QUIET_FOR_NS).
-local function own(self)
-  if self._busy_poll_ns then
-    self._busy_poll = busy_poll.start(self, self._busy_poll, self._busy_poll_ns, self.poll_stats)
+-- The options of run and serve_forever: what they do while they own the loop.
+local OWN_OPTIONS = options.set{ "idle_gc", "busy_poll" }
+
+-- opts.busy_poll: nil or false (never), true (the default budget where
+-- more than one CPU), or µs; the budget in ns, or nil for none.
+local function busy_poll_ns(uv, opt, what)
+  if opt == nil or opt == false or opt == 0 then return nil end
+  if opt == true then return busy_poll.useful(uv) and busy_poll.BUDGET_NS or nil end
+  if type(opt) ~= "number" or opt < 0 or opt ~= opt then
+    error(what .. ": busy_poll must be true, false or a number of µs >= 0", 4)
   end
-  if not self._idle_gc_on then return end
-  self._gc_mode = self._gc_mode or idle_gc.mode()  -- asked once per context
+  return math.floor(opt * 1000)
+end
+
+-- run and serve_forever own the loop while they last. When their options
+-- ask: the loop polls a little before it sleeps (jrpc.uv.busy_poll), and the
+-- collector's steps go where the loop would wait (jrpc.uv.idle_gc). While it
+-- polls, incremental steps wait until the loop has been quiet a while
+-- (jrpc.uv.idle_gc.QUIET_FOR_NS). Checked before the caller enters.
+local function own_options(self, opts, what)
+  opts = options.check(what, opts, 3, OWN_OPTIONS)
+  if opts.idle_gc ~= nil and type(opts.idle_gc) ~= "boolean" then
+    error(what .. ": idle_gc must be a boolean", 3)
+  end
+  return { idle_gc = opts.idle_gc, busy_poll_ns = busy_poll_ns(self.uv, opts.busy_poll, what) }
+end
+
+local function own(self, o)
+  local polling = nil
+  if o.busy_poll_ns then
+    self._busy_poll = busy_poll.start(self, self._busy_poll, o.busy_poll_ns, self.poll_stats)
+    polling = self._busy_poll
+  end
+  if not o.idle_gc then return end
+  -- asked once per context, on the first run that wants it: Lua 5.4 tells
+  -- the mode only by switching (jrpc.uv.idle_gc.mode)
+  self._gc_mode = self._gc_mode or idle_gc.mode()
   self._idle_gc = idle_gc.start(self.uv, self._idle_gc, self._gc_mode, self.gc_stats,
-    self._busy_poll and quiet_turns(self))
+    polling and quiet_turns(self))
 end
 
 local function leave(self)
@@ -104,11 +147,17 @@ end
 --- what it returned (or raise its error). Inside, `peer:request(...)`,
 --- `loop:connect{...}`, `child:shutdown()` and `loop:sleep(s)` wait like
 --- blocking calls while the loop runs. Handles still open when `fn` returns
---- stay open (a later run or serve_forever uses them).
+--- stay open (a later run or serve_forever uses them). Options: `busy_poll`
+--- (true: poll 100 µs after each event before the loop sleeps, where there
+--- is more than one CPU; or a number of µs; default none) and `idle_gc`
+--- (true: the collector's steps are taken while the loop waits; default
+--- false); both only while this call lasts.
 ---@param fn fun(loop: jrpc.uv.Loop): ...
+---@param opts? {busy_poll?: boolean|number, idle_gc?: boolean}
 ---@return any ...
-function Loop:run(fn)
+function Loop:run(fn, opts)
   if type(fn) ~= "function" then error("run: expected a function", 2) end
+  local o = own_options(self, opts, "run")
   local uv, outcome = self.uv, nil
   local main = coroutine.create(function()
     outcome = pack(xpcall(fn, function(e)
@@ -117,7 +166,7 @@ function Loop:run(fn)
     if inside_uv_run(uv) then uv.stop() end
   end)
   enter(self, "run")  -- also while fn runs up to its first wait
-  own(self)
+  own(self, o)
   local ok, err = pcall(function()
     assert(coroutine.resume(main))
     run_until(self, function() return outcome end)
@@ -129,9 +178,12 @@ function Loop:run(fn)
 end
 
 --- Run the loop until `stop()` is called, or until nothing is left on it.
-function Loop:serve_forever()
+--- Options as `run`'s.
+---@param opts? {busy_poll?: boolean|number, idle_gc?: boolean}
+function Loop:serve_forever(opts)
+  local o = own_options(self, opts, "serve_forever")
   enter(self, "serve_forever")
-  own(self)
+  own(self, o)
   local ok, err = pcall(function()
     repeat
       local alive = self.uv.run("default")
@@ -195,15 +247,15 @@ end
 --- This process's stdin/stdout, non-blocking. Ends at the end of input. Role "server".
 ---@param opts? table  peer options + max_write_queue, on_close
 ---@return jrpc.uv.Connection|nil conn
----@return string|nil err
+---@return jrpc.Error|nil err  code "stdio"
 function Loop:stdio(opts)
-  return require("jrpc.uv.stdio").open(self, opts or {})
+  return require("jrpc.uv.stdio").open(self, opts)
 end
 
 --- Spawn a child process and talk to it over its stdin/stdout. Role "client".
 ---@param opts table  cmd, args, env, cwd, stderr, on_exit + peer/transport options
 ---@return jrpc.uv.Child|nil child
----@return string|nil err
+---@return jrpc.Error|nil err  code "spawn"
 function Loop:spawn(opts)
   return require("jrpc.uv.process").spawn(self, opts)
 end
@@ -211,7 +263,7 @@ end
 --- Connect to a TCP (`host`, `port`) or Unix socket (`path`) server. Role "client".
 ---@param opts table
 ---@return jrpc.uv.Connection|boolean|nil
----@return string|nil err
+---@return jrpc.Error|nil err  code "connect"
 function Loop:connect(opts)
   return require("jrpc.uv.net").connect(self, opts)
 end
@@ -219,7 +271,7 @@ end
 --- Listen for connections; each gets its own peer, role "server".
 ---@param opts table
 ---@return jrpc.uv.Server|nil server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen"
 function Loop:listen(opts)
   return require("jrpc.uv.net").listen(self, opts)
 end
@@ -227,50 +279,48 @@ end
 -- }======================================================================
 
 -- A write to a pipe or socket whose reader is gone raises SIGPIPE, which
--- would end the process; with a (never firing) libuv handler installed the
--- write fails with EPIPE instead and the connection closes.
-local function survive_sigpipe(uv)
-  local sig = uv.new_signal()
+-- ends the process by default; with a (never firing) libuv handler
+-- installed the write fails with EPIPE instead and the connection closes.
+-- The signal's disposition is the process's: asked for by the application.
+function Loop:_catch_sigpipe()
+  if self._sigpipe then return end
+  local sig = self.uv.new_signal()
   if sig == nil then return end
   sig:start("sigpipe", function() end)
   sig:unref()
+  self._sigpipe = sig
 end
 
 -- One context per luv module: they would share its default loop anyway.
 local contexts = setmetatable({}, { __mode = "k" })
 
--- opts.busy_poll: nil (the default budget where more than one CPU), false,
--- or µs; the budget in ns, or nil for none.
-local function busy_poll_ns(uv, opt)
-  if opt == false or opt == 0 then return nil end
-  if opt == nil then return busy_poll.useful(uv) and busy_poll.BUDGET_NS or nil end
-  if type(opt) ~= "number" or opt < 0 or opt ~= opt then
-    error("jrpc.uv.new: busy_poll must be false or a number of µs >= 0", 3)
-  end
-  return math.floor(opt * 1000)
-end
+local NEW_OPTIONS = options.set{ "catch_sigpipe" }
 
 --- The jrpc loop context on a luv module (`require "luv"`, or `vim.uv`).
---- Asking twice for the same module gives the same context.
+--- Asking twice for the same module gives the same context. Option
+--- `catch_sigpipe = true` installs a handler for SIGPIPE (once per context,
+--- on whichever call asks), so that a write to a pipe or socket whose
+--- reader is gone fails with EPIPE and closes that connection instead of
+--- ending the process; it applies to the whole process. Default: SIGPIPE is
+--- left alone.
 ---@param uv table
---- Options (first call only): sigpipe = false leaves SIGPIPE alone;
---- idle_gc = false keeps the collector's steps where allocation puts them
---- (by default run and serve_forever do them while the loop waits, see
---- jrpc.uv.idle_gc; `loop.gc_stats` counts them).
----@param opts? {sigpipe?: boolean, idle_gc?: boolean}
+---@param opts? {catch_sigpipe?: boolean}
 ---@return jrpc.uv.Loop
 function M.new(uv, opts)
   if type(uv) ~= "table" or type(uv.run) ~= "function" or type(uv.new_pipe) ~= "function" then
     error("jrpc.uv.new: expected the luv module (require \"luv\" or vim.uv)", 2)
   end
+  -- Lua 5.4's require returns the loader data (a path) after the module:
+  -- `jrpc.uv.new(require "luv")` passes it on
+  if type(opts) == "string" then opts = nil end
+  opts = options.check("jrpc.uv.new", opts, 2, NEW_OPTIONS)
   local loop = contexts[uv]
-  if loop then return loop end
-  if not (opts and opts.sigpipe == false) then survive_sigpipe(uv) end
-  loop = setmetatable({ uv = uv, events = 0, _paused = {}, _running = false,
-    _stop_requested = false, _idle_gc_on = not (opts and opts.idle_gc == false),
-    _busy_poll_ns = busy_poll_ns(uv, opts and opts.busy_poll),
-    gc_stats = { steps = 0, cycles = 0 }, poll_stats = { polls = 0 } }, Loop)
-  contexts[uv] = loop
+  if loop == nil then
+    loop = setmetatable({ uv = uv, events = 0, _paused = {}, _running = false,
+      _stop_requested = false, gc_stats = { steps = 0, cycles = 0 }, poll_stats = { polls = 0 } }, Loop)
+    contexts[uv] = loop
+  end
+  if opts.catch_sigpipe then loop:_catch_sigpipe() end
   return loop
 end
 

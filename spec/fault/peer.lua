@@ -28,7 +28,7 @@ while arg[i] do
   end
 end
 
-local loop = jrpc.uv.new(uv)
+local loop = jrpc.uv.new(uv, { catch_sigpipe = true })
 local last_wait = nil  -- what the last wait_parent saw, for `report`
 
 local methods = {

@@ -11,7 +11,7 @@ package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. package.path
 package.cpath = root .. "build/" .. abi .. "/?.so;" .. package.cpath
 
 local uv = require "luv"
-local loop = require("jrpc").uv.new(uv)
+local loop = require("jrpc").uv.new(uv, { catch_sigpipe = true })
 
 local how, n = arg[1], tonumber(arg[2] or 100000)
 assert(how == "kill" or how == "close", "usage: pending.lua kill|close [N]")

@@ -233,6 +233,15 @@ function Codec:memory() end
 ---@return any ...
 function Codec:next(chunk, more) end
 
+--- Feed `chunk` (if given), then the next message's text as framed, not decoded; or
+--- false and a detail for what the framer skipped (a line that is no header, a message
+--- over max_message_bytes); or nothing when more bytes are needed. For a codec that only
+--- splits (a tap on a stream): `next` on the same codec would take the same bytes.
+---@param chunk? string
+---@return string|false|nil text
+---@return string|nil detail
+function Codec:split(chunk) end
+
 --- Decode `text` as one whole message that its transport framed (an HTTP body: newlines
 --- in it are whitespace), with this codec's profile, limits and shapes: the values of
 --- `next` (no `more`). The framer is neither used nor touched. Text over

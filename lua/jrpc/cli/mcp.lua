@@ -368,7 +368,7 @@ function M.run(opts, list)
     output.err("jrpc: cannot load luv, which the jrpc command needs (Debian: lua-luv; LuaRocks: luv)")
     return output.CONNECT
   end
-  local loop = jrpc.uv.new(uv)
+  local loop = jrpc.uv.new(uv, { catch_sigpipe = true })
   local code = loop:run(function() return session(loop, opts, action) end)
   loop:serve_forever()  -- what is still being written goes out before we exit
   return code

@@ -81,7 +81,9 @@ end
 -- writes reaches our stderr as it is, and is never read as protocol.
 local function spawn(loop, opts, peer_opts)
   peer_opts.cmd, peer_opts.args, peer_opts.stderr = "/bin/sh", { "-c", opts.stdio }, "inherit"
-  return loop:spawn(peer_opts)
+  local child, err = loop:spawn(peer_opts)
+  if child == nil then return nil, err.message end  -- "cannot start /bin/sh: ..."
+  return child
 end
 
 local function connect(loop, opts, peer_opts, on_connect_timeout)
@@ -89,7 +91,7 @@ local function connect(loop, opts, peer_opts, on_connect_timeout)
   local cancel = connect_watchdog(loop, opts, on_connect_timeout)
   local conn, err = loop:connect(peer_opts)
   cancel()
-  if conn == nil then return nil, "cannot " .. tostring(err) end  -- "cannot connect to H:P: ECONNREFUSED"
+  if conn == nil then return nil, "cannot " .. err.message end  -- "cannot connect to H:P: ECONNREFUSED"
   return conn
 end
 

@@ -49,7 +49,7 @@ end
 ---@return string|nil err
 function M.open(loop, opts, sink)
   local child, err = loop:spawn(spawn_options(opts, sink))
-  if not child then return nil, err end
+  if not child then return nil, err.message end
   return setmetatable({ kind = "stdio", loop = loop, child = child, peer = child.peer }, Transport)
 end
 

@@ -1,29 +1,24 @@
---- A connection: a jrpc peer on a non-blocking LuaSocket TCP socket, driven
--- by the loop's pump (jrpc.socket). Nothing here waits: every socket call
--- has timeout 0, and what cannot be done now is done by a later pump.
+--- A connection on a non-blocking LuaSocket TCP socket, driven by the
+-- loop's pump (jrpc.socket). Nothing here waits: every socket call has
+-- timeout 0, and what cannot be done now is done by a later pump. The rules
+-- it shares with every stream transport (the write queue bound, finish and
+-- close) are jrpc.connection's; this is the LuaSocket I/O under them.
 --
 -- Writes: what the peer sends is queued and written at once as far as the
 -- socket takes it; the rest goes out in later pumps (LuaSocket's `send`
 -- returns the index of the last byte written, also on "timeout").
---
--- Write queue bound (`max_write_queue`): the same rules as jrpc.uv's
--- streams, in the same words. Over the bound the connection is busy: it
--- stops reading and the peer's new requests fail with code "busy"; at or
--- below half the bound it reads and sends again.
-local peer_mod = require "jrpc.peer"
-local options = require "jrpc.options"
+local connection = require "jrpc.connection"
+local workers = require "jrpc.workers"
+local errors = require "jrpc.errors"
 
 local floor = math.floor
 local concat = table.concat
 
 local M = {}
 
-M.DEFAULT_MAX_WRITE_QUEUE = 16 * 1024 * 1024
--- How long a closing connection may take to hand its queued bytes to the
--- other side before the socket is closed anyway (seconds).
-M.LINGER = 2
--- At the end of input, how long handlers still working may take to answer.
-M.FINISH_GRACE = 1
+M.DEFAULT_MAX_WRITE_QUEUE = connection.DEFAULT_MAX_WRITE_QUEUE
+M.LINGER = connection.LINGER
+M.FINISH_GRACE = connection.FINISH_GRACE
 -- Bytes asked of one receive; a pump reads again while receives come back full.
 M.READ_SIZE = 64 * 1024
 -- Small queued messages are joined into one send of up to this many bytes.
@@ -31,11 +26,11 @@ local JOIN = 64 * 1024
 
 M.EOF_REASON = "connection closed by the other side"
 
----@class jrpc.socket.Connection
----@field peer jrpc.Peer
----@field on_close? fun(reason: string)
-local Connection = {}
-Connection.__index = Connection
+--- What every jrpc.socket connection takes besides the peer's options.
+M.OPTIONS = connection.OPTIONS
+
+---@class jrpc.socket.Connection: jrpc.Connection
+local Connection = connection.class()
 M.Connection = Connection
 
 -- {======================================================================
@@ -46,22 +41,6 @@ M.Connection = Connection
 ---@return integer
 function Connection:write_queue_size()
   return self._queued
-end
-
---- Why the connection is busy (its write queue is over the bound), or nil.
----@return string|nil
-function Connection:busy()
-  return self._busy and self.peer:busy() or nil
-end
-
-function Connection:_set_busy(on)
-  self._busy = on
-  if on then
-    self.peer:set_busy(("write queue full: %d bytes not yet written (max_write_queue %d)")
-      :format(self._queued, self.max_write_queue))
-  else
-    self.peer:set_busy(nil)
-  end
 end
 
 -- Write what the socket takes now. A failure is remembered, not acted on:
@@ -98,11 +77,12 @@ function Connection:_flush()
       break
     end
   end
-  if self._busy and self._queued <= self.max_write_queue / 2 then self:_set_busy(false) end
+  self:_drained(self._queued)
 end
 
-function Connection:_send(bytes)
-  if self._socket_closed then return end
+-- The core's write: queue, write what the socket takes; the bytes queued.
+function Connection:_write(bytes)
+  if self._socket_closed then return nil end
   local q = self._q
   q.tail = q.tail + 1
   q[q.tail] = bytes
@@ -111,7 +91,7 @@ function Connection:_send(bytes)
   -- messages again (up to JOIN bytes per send, so quadratic under a slow
   -- reader); the next pump tries once.
   if not self._blocked then self:_flush() end
-  if not self._busy and self._queued > self.max_write_queue then self:_set_busy(true) end
+  return self._queued
 end
 
 -- }======================================================================
@@ -120,12 +100,15 @@ end
 -- Reading (called by the pump)
 -- =======================================================================
 
+-- The pump reads whenever the core lets it (see _read).
+function Connection._update_reading() end
+
 -- Read and feed what has arrived, until the socket has no more, the
--- connection is busy or closed, or the loop's clock passes `deadline`.
+-- connection may not read, or the loop's clock passes `deadline`.
 -- Returns true when anything was read.
 function Connection:_read(deadline, now)
   local got = false
-  while not (self._closed or self._eof or self._busy) do
+  while self:_want_read() do
     local data, err, partial = self.sock:receive(M.READ_SIZE)
     data = data or partial
     if data and #data > 0 then
@@ -133,10 +116,8 @@ function Connection:_read(deadline, now)
       self:_feed(data)
     end
     if err == "closed" then
-      self._eof = true
       self:finish(M.EOF_REASON)
     elseif err and err ~= "timeout" then
-      self._eof = true
       self:finish("read error: " .. tostring(err))
     end
     if err or now() >= deadline then break end
@@ -145,6 +126,8 @@ function Connection:_read(deadline, now)
 end
 
 function Connection:_feed(data)
+  local tap = self._tap_read
+  if tap then tap(data) end
   local ok, msg = xpcall(self.peer.receive, debug.traceback, self.peer, data)
   if not ok then self.peer:log("receive failed: " .. tostring(msg)) end
 end
@@ -156,8 +139,57 @@ function Connection:_tick()
   if at and at <= peer:now() then peer:tick() end
 end
 
+-- }======================================================================
+
+-- {======================================================================
+-- Connecting (a connect under way is completed by the pump)
+-- =======================================================================
+
+-- The connect ended: tell whoever waits; a failed one closes the
+-- connection with the error as reason (requests already made settle "closed").
+function Connection:_connected(err)
+  self._connecting = false
+  local waiter, on_connect = self._waiter, self._on_connect
+  self._waiter, self._on_connect = nil, nil
+  if err then
+    self._failed = err
+    self:close(err)
+    err = errors.new("connect", err)
+  else
+    self:_flush()  -- what was sent while connecting
+  end
+  local log = self.peer:logger()
+  if waiter then
+    workers.wake(waiter, log, (not err) and self or nil, err)
+  elseif on_connect then
+    local ok, msg = pcall(on_connect, (not err) and self or nil, err)
+    if not ok then log("on_connect failed: " .. tostring(msg)) end
+  end
+end
+
+-- Has the connect ended? True when it did.
+function Connection:_connect_step()
+  local sock = self.sock
+  local _, writable = self.loop.socket.select(nil, { sock }, 0)
+  if writable == nil or writable[1] == nil then
+    if self.loop:now() < self._connect_deadline then return false end
+    self:_connected(("connect to %s: timeout"):format(self._address))
+    return true
+  end
+  if sock:getpeername() then
+    self:_connected()
+  else
+    local ok, why = pcall(sock.getoption, sock, "error")
+    self:_connected(("connect to %s: %s"):format(self._address, ok and why or "failed"))
+  end
+  return true
+end
+
+-- }======================================================================
+
 -- One pump's work on this connection; true when something happened.
 function Connection:_pump(deadline, now)
+  if self._connecting then return self:_connect_step() end
   if self._socket_closed then return false end
   if self._closed then return self:_linger(now) end
   local before = self._queued
@@ -169,51 +201,22 @@ function Connection:_pump(deadline, now)
   return got or self._queued ~= before
 end
 
--- }======================================================================
-
 -- {======================================================================
 -- Ending and closing
 -- =======================================================================
 
---- The input ended: the peer decodes what it still holds, and handlers
---- still working may answer for up to `grace` seconds (default: option
---- `finish_grace`); then the connection closes with `reason`.
----@param reason string
----@param grace? number
-function Connection:finish(reason, grace)
-  if self._closed or self._finishing then return end
-  self._finishing, self._eof = true, true
-  local peer = self.peer
-  local ok, closed = pcall(peer.finish, peer, reason, function() self:_close(reason) end)
-  if not ok then
-    peer:log("finish failed: " .. tostring(closed))
-    return self:_close(reason, "close")
-  end
-  if closed or self._closed then return end
-  self._grace = self.loop:after(grace or self.finish_grace, function()
-    self:_close(reason, "close")
-  end)
+function Connection:_after(seconds, fn)
+  return self.loop:after(seconds, fn)
 end
 
--- Close; the peer is closed too when `how` is "close" (else it closed
--- already). Queued bytes still go out for at most LINGER seconds.
-function Connection:_close(reason, how)
-  if self._closed then return end
-  reason = reason or "connection closed"
-  self._closed, self.close_reason = true, reason
-  self.loop:cancel(self._grace)
-  if how then
-    local ok, err = pcall(self.peer[how], self.peer, reason)
-    if not ok then self.peer:log(how .. " failed: " .. tostring(err)) end
-  end
-  self.peer:flush()  -- what a receive under way collected goes out too
+function Connection:_cancel(timer)
+  self.loop:cancel(timer)
+end
+
+-- Queued bytes still go out, for at most LINGER seconds.
+function Connection:_release()
   self._linger_until = self.loop:now() + M.LINGER
   self:_linger(self.loop.clock)
-  for _, hook in ipairs(self._close_hooks) do pcall(hook, self, reason) end
-  if self.on_close then
-    local ok, err = pcall(self.on_close, reason)
-    if not ok then self.peer:log("on_close failed: " .. tostring(err)) end
-  end
 end
 
 -- After close: write what is left, then close the socket (at once when
@@ -229,54 +232,31 @@ function Connection:_linger(now)
   return false
 end
 
---- Close the connection: every pending request settles with code "closed"
---- and `reason` (default "connection closed"). Idempotent.
----@param reason? string
-function Connection:close(reason)
-  self:_close(reason, "close")
-end
-
---- True once closed (by us, by the end of the stream, by an error).
----@return boolean
-function Connection:closed()
-  return self._closed
-end
-
 -- }======================================================================
 
-local function check_limit(opts, name, default)
-  local v = opts[name]
-  if v == nil then return default end
-  if type(v) ~= "number" or v < 0 or (v == 0 and name == "max_write_queue") then
-    error(name .. " must be a positive number", 4)
-  end
-  return v
-end
-
 --- A connection on the LuaSocket client `sock` (already non-blocking).
---- `connecting`: the connect is still under way (writes wait for it).
 ---@param loop table  the jrpc.socket loop
 ---@param sock userdata
----@param opts table  peer options, plus max_write_queue, finish_grace, on_close
----@param connecting? boolean
----@param role? "client"|"server"  the peer's role unless opts.role says: "client" on
----  the side that connected, "server" (the default) on the side that accepted
+---@param opts table  peer options plus M.OPTIONS (checked by the caller)
+---@param how {role?: string, on_closed?: function, connecting?: table}
+---  the peer's role unless opts.role says: "client" on the side that
+---  connected, "server" (the default) on the side that accepted; the
+---  transport's close hook; for a connect under way, `{address, deadline,
+---  waiter, on_connect}` (writes wait for it)
 ---@return jrpc.socket.Connection
-function M.new(loop, sock, opts, connecting, role)
-  local self = setmetatable({
-    loop = loop, sock = sock,
-    max_write_queue = check_limit(opts, "max_write_queue", M.DEFAULT_MAX_WRITE_QUEUE),
-    finish_grace = check_limit(opts, "finish_grace", M.FINISH_GRACE),
-    on_close = opts.on_close, _close_hooks = {},
-    _q = { head = 1, tail = 0 }, _pos = 1, _queued = 0, _blocked = false,
-    _closed = false, _eof = false, _busy = false, _connecting = connecting or false,
+function M.new(loop, sock, opts, how)
+  local self = setmetatable({ sock = sock,
+    _q = { head = 1, tail = 0 }, _pos = 1, _queued = 0, _blocked = false, _connecting = false,
   }, Connection)
-  local o = options.pick(opts, peer_mod.OPTIONS)
-  o.send = function(bytes) self:_send(bytes) end
-  o.clock = o.clock or loop.clock
-  if o.role == nil then o.role = role or "server" end  -- the caller's option wins
-  self.peer = peer_mod.new(o)
+  connection.init(self, loop, opts, { role = how.role, clock = loop.clock, on_closed = how.on_closed })
+  local c = how.connecting
+  if c then
+    self._connecting, self._address, self._connect_deadline = true, c.address, c.deadline
+    self._waiter, self._on_connect = c.waiter, c.on_connect
+  end
+  loop:_add(self)
   return self
 end
+
 
 return M

@@ -11,14 +11,16 @@
 -- trips at 16 in flight, and 1.5x or more once it polled for 50 µs or
 -- more before blocking; 30 µs was not enough).
 --
--- While `run` or `serve_forever` drives the loop, after each event (a read,
--- a write done, a jrpc timer) the loop polls without blocking for up to
--- BUDGET_NS, then blocks as before. An idle handle does it: while one is
--- active, libuv polls with a zero timeout. A check handle (run after each
--- poll) sees new events through the loop's event count and starts it again.
--- The cost is bounded: at most BUDGET_NS of CPU per event, nothing while
--- no event comes. Not done on a single CPU, where the wait would only
--- take the CPU from the peer it waits for.
+-- While `run` or `serve_forever` drives the loop with option `busy_poll`,
+-- after each event (a read, a write done, a jrpc timer) the loop polls
+-- without blocking for up to the budget (BUDGET_NS for `true`), then blocks
+-- as before. An idle handle does it: while one is active, libuv polls with
+-- a zero timeout. A check handle (run after each poll) sees new events
+-- through the loop's event count and starts it again. The cost is bounded:
+-- at most the budget in CPU per event, nothing while no event comes.
+-- `true` does nothing on a single CPU, where the wait would only take the
+-- CPU from the peer it waits for. Off unless asked: the CPU is the
+-- application's to spend.
 local M = {}
 
 -- How long to poll after the last event (ns): above the turnaround of the

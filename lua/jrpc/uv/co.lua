@@ -5,6 +5,7 @@
 -- never raised into luv.
 local workers = require "jrpc.workers"
 local logs = require "jrpc.log"
+local connection_wait = require("jrpc.connection").wait
 
 local traceback = debug.traceback
 
@@ -28,19 +29,11 @@ function M.resume(co, on_error, ...)
   workers.wake(co, on_error or report, ...)
 end
 
-local function woken(what, ok, ...)
-  if not ok then
-    error("jrpc.uv: " .. what .. " was resumed by something other than jrpc (another scheduler?)", 0)
-  end
-  return ...
-end
-
 --- In a coroutine: wait until `resume(co, ...)` and return its values. A
---- resume by anyone else raises (jrpc's waits never mistake another
---- scheduler's wake-up for their own).
+--- resume by anyone else raises (jrpc.connection.wait).
 ---@param what string  names the wait in the error
 function M.wait(what)
-  return woken(what, workers.wait())
+  return connection_wait("jrpc.uv", what)
 end
 
 --- Wrap a callback for luv: errors are reported, not raised.

@@ -13,6 +13,8 @@ local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
 local workers = require "jrpc.workers"
+local options = require "jrpc.options"
+local errors = require "jrpc.errors"
 
 local M = {}
 
@@ -365,6 +367,9 @@ local function accept(server)
   tcp:read_start(conn.on_read)
 end
 
+--- The names `listen` takes: its own and the limits in M.DEFAULTS.
+M.OPTIONS = options.set({ "host", "port", "handler", "on_error", "on_shutdown" }, M.DEFAULTS)
+
 --- Listen for HTTP on `host` (default 127.0.0.1) and `port` (0: a free one);
 --- `handler(req, res)` runs for each request in a coroutine: `req` as
 --- `core.http_server` gives it, `res` a jrpc.uv.HttpResponse.
@@ -373,11 +378,12 @@ end
 ---  `shutdown` begins: end long-lived streams there, so they finish cleanly
 ---  rather than being cut after the grace), and the limits in M.DEFAULTS
 ---@return jrpc.uv.HttpServer|nil server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen"
 function M.listen(loop, opts)
   if type(opts) ~= "table" or type(opts.handler) ~= "function" then
     error("http.listen: needs { port = n, handler = function(req, res) }", 2)
   end
+  options.check("http.listen", opts, 2, M.OPTIONS)
   local uv = loop.uv
   local server = setmetatable({ uv = uv, handler = opts.handler, on_error = opts.on_error,
     on_shutdown = opts.on_shutdown, limits = limits_of(opts), connections = {}, count = 0,
@@ -390,7 +396,8 @@ function M.listen(loop, opts)
   end, "http accept", log_of(server))) end
   if not ok then
     handles.close(uv, handle)
-    return nil, ("http: cannot listen on %s:%s: %s"):format(opts.host or "127.0.0.1", opts.port or 0, tostring(err))
+    return nil, errors.new("listen", ("http: cannot listen on %s:%s: %s"):format(opts.host or "127.0.0.1",
+      opts.port or 0, tostring(err)))
   end
   server.handle = handle
   server.port = handle:getsockname().port

@@ -7,9 +7,10 @@
 -- once the heap has doubled. With a server's heap of a few hundred KiB a
 -- piece costs tens of µs, and one request in several hundred pays it on
 -- Lua 5.4, one in about forty on LuaJIT (bench/gc_inside.lua).
--- While `run` or `serve_forever` drives the loop, a prepare handle (libuv
--- calls it just before the loop blocks for I/O) takes that piece a little
--- before it falls due, so the loop pays it while it would wait anyway.
+-- While `run` or `serve_forever` drives the loop with option `idle_gc`, a
+-- prepare handle (libuv calls it just before the loop blocks for I/O)
+-- takes that piece a little before it falls due, so the loop pays it while
+-- it would wait anyway. Off unless asked: the collector is the process's.
 --
 -- The collector's settings are not changed and no extra collection is
 -- forced: each step is one the collector would have taken a few KiB of

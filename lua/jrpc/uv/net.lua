@@ -3,26 +3,16 @@
 local stream = require "jrpc.uv.stream"
 local co = require "jrpc.uv.co"
 local handles = require "jrpc.uv.handles"
+local connection = require "jrpc.connection"
+local options = require "jrpc.options"
 
 local M = {}
 
 local EOF_REASON = "connection closed by the other side"
 
-local function describe(opts)
-  if opts.path then return opts.path end
-  return tostring(opts.host or "127.0.0.1") .. ":" .. tostring(opts.port)
-end
-
-local function check_address(opts, what)
-  if type(opts) ~= "table" then error(what .. ": expected an options table", 3) end
-  if opts.path ~= nil then
-    if type(opts.path) ~= "string" then error(what .. ": path must be a string", 3) end
-  elseif type(opts.port) ~= "number" or opts.port % 1 ~= 0 then
-    error(what .. ": needs port = number (TCP) or path = string (Unix socket)", 3)
-  elseif opts.host ~= nil and type(opts.host) ~= "string" then
-    error(what .. ": host must be a string", 3)
-  end
-end
+local ADDRESS = options.set{ "host", "port", "path" }
+M.CONNECT_OPTIONS = options.set({ "on_connect" }, ADDRESS, stream.OPTIONS, connection.PEER_OPTIONS)
+M.LISTEN_OPTIONS = options.set({ "backlog", "on_peer" }, ADDRESS, stream.OPTIONS, connection.PEER_OPTIONS)
 
 local function is_ip(host)
   return host:match("^%d+%.%d+%.%d+%.%d+$") ~= nil or host:find(":", 1, true) ~= nil
@@ -58,14 +48,14 @@ end
 --- In a coroutine (no on_connect): waits, returns conn or nil, err.
 --- Otherwise `opts.on_connect(conn, err)` is called later and this returns
 --- true (or nil, err when it fails at once, without calling on_connect).
+--- `err` is a jrpc.Error with code "connect".
 ---@param loop table
 ---@param opts table
 ---@return jrpc.uv.Connection|boolean|nil
----@return string|nil err
+---@return jrpc.Error|nil err
 function M.connect(loop, opts)
-  check_address(opts, "connect")
+  connection.check_address("connect", opts, true, M.CONNECT_OPTIONS)
   local on_connect = opts.on_connect
-  if on_connect ~= nil and type(on_connect) ~= "function" then error("connect: on_connect must be a function", 2) end
   local waiter = on_connect == nil and co.current() or nil
   if on_connect == nil and waiter == nil then
     error("connect: outside a coroutine, on_connect = function(conn, err) is required", 2)
@@ -74,7 +64,7 @@ function M.connect(loop, opts)
   local handle = new_socket(uv, opts)
   local function deliver(conn, err)
     loop.events = loop.events + 1
-    if err then err = ("connect to %s: %s"):format(describe(opts), tostring(err)) end
+    if err then err = connection.address_error("connect", opts, err) end
     if waiter then return co.resume(waiter, nil, conn, err) end
     co.call(on_connect, "on_connect", nil, conn, err)
   end
@@ -84,11 +74,11 @@ function M.connect(loop, opts)
       return deliver(nil, err)
     end
     if not opts.path then handle:nodelay(true) end
-    deliver(stream.new(loop, handle, handle, opts, EOF_REASON, "client"):start())
+    deliver(stream.new(loop, handle, handle, opts, { eof_reason = EOF_REASON, role = "client" }):start())
   end, "connect"))
   if not ok then
     handles.close(uv, handle)
-    return nil, ("connect to %s: %s"):format(describe(opts), tostring(err))
+    return nil, connection.address_error("connect", opts, err)
   end
   if waiter then return co.wait("connect") end
   return true
@@ -126,9 +116,9 @@ local function accept(server, loop, opts)
     return co.report("accept failed: " .. tostring(err))
   end
   if not opts.path then client:nodelay(true) end
-  local conn = stream.new(loop, client, client, opts, EOF_REASON, "server")
+  local conn = stream.new(loop, client, client, opts, { eof_reason = EOF_REASON, role = "server",
+    on_closed = function(c) server.connections[c] = nil end })
   server.connections[conn] = true
-  conn:_on_close_hook(function() server.connections[conn] = nil end)
   if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.peer:logger(), conn) end
   conn:start()
 end
@@ -145,10 +135,9 @@ end
 ---@param loop table
 ---@param opts table
 ---@return jrpc.uv.Server|nil server
----@return string|nil err
+---@return jrpc.Error|nil err  code "listen"
 function M.listen(loop, opts)
-  check_address(opts, "listen")
-  if opts.on_peer ~= nil and type(opts.on_peer) ~= "function" then error("listen: on_peer must be a function", 2) end
+  connection.check_address("listen", opts, true, M.LISTEN_OPTIONS)
   local uv = loop.uv
   local handle = new_socket(uv, opts)
   local server = setmetatable({ uv = uv, handle = handle, connections = {}, path = opts.path,
@@ -163,7 +152,7 @@ function M.listen(loop, opts)
   end
   if not ok then
     handles.close(uv, handle)
-    return nil, ("listen on %s: %s"):format(describe(opts), tostring(err))
+    return nil, connection.address_error("listen", opts, err)
   end
   if not opts.path then
     local name = handle:getsockname()

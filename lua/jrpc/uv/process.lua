@@ -12,10 +12,14 @@ local stream = require "jrpc.uv.stream"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local handles = require "jrpc.uv.handles"
-
-local Connection = stream.Connection
+local connection = require "jrpc.connection"
+local options = require "jrpc.options"
+local errors = require "jrpc.errors"
 
 local M = {}
+
+M.OPTIONS = options.set({ "cmd", "args", "env", "cwd", "stderr", "on_exit" }, stream.OPTIONS,
+  connection.PEER_OPTIONS)
 
 M.EXIT_GRACE = 0.05
 M.MAX_STDERR_CAPTURE = 1024 * 1024  -- stderr = "pipe" keeps at most this much
@@ -25,7 +29,7 @@ M.MAX_STDERR_CAPTURE = 1024 * 1024  -- stderr = "pipe" keeps at most this much
 ---@field exit_code integer|nil    set once it exited (0 when killed by a signal)
 ---@field exit_signal integer|nil  set once it exited: the signal that killed it, or 0
 ---@field on_exit? fun(code: integer, signal: integer)
-local Child = setmetatable({}, { __index = Connection })
+local Child = setmetatable({}, { __index = stream.Connection })
 Child.__index = Child
 
 local SIGNAL_NAMES = { [1] = "SIGHUP", [2] = "SIGINT", [3] = "SIGQUIT", [6] = "SIGABRT",
@@ -45,43 +49,53 @@ end
 
 -- A child that is gone reads no more replies: its connection closes with
 -- no grace for our handlers still working on its requests.
-local function finish(child, reason)
-  child:finish(reason, 0)
+function Child:_gone(reason)
+  self:finish(reason, 0)
+end
+
+-- The other sign of the end may still come: wait EXIT_GRACE for it.
+function Child:_await_exit_grace(reason)
+  self._exit_grace = timers.after(self.uv, M.EXIT_GRACE, function() self:_gone(reason) end, "exit grace")
 end
 
 -- The stream ended (stdout closed, or a read/write failed).
-local function on_ended(child, reason)
-  if child.exit_code ~= nil then
-    return finish(child, exit_reason(child.exit_code, child.exit_signal))
+function Child:_ended(reason)
+  if self:closed() then return end
+  if self.exit_code ~= nil then
+    return self:_gone(exit_reason(self.exit_code, self.exit_signal))
   end
-  if child._ended_reason then return end
-  child._ended_reason = reason
-  child._grace = timers.after(child.uv, M.EXIT_GRACE, function() finish(child, reason) end, "exit grace")
+  if self._ended_reason then return end
+  self._ended_reason = reason
+  self:_await_exit_grace(reason)
 end
 
-local function notify_exit(child, code, signal)
-  local log = child.peer:logger()
-  if child.on_exit then co.call(child.on_exit, "on_exit", log, code, signal) end
-  local waiters = child._exit_waiters
-  child._exit_waiters = {}
+function Child:_watch_exit(on_exit)
+  self.on_exit, self._exit_waiters = on_exit, {}
+end
+
+function Child:_notify_exit(code, signal)
+  local log = self.peer:logger()
+  if self.on_exit then co.call(self.on_exit, "on_exit", log, code, signal) end
+  local waiters = self._exit_waiters
+  self._exit_waiters = {}
   for _, waiter in ipairs(waiters) do co.resume(waiter, log, code, signal) end
 end
 
-local function on_exit(child, code, signal)
-  child.exit_code, child.exit_signal = code, signal
-  child.loop.events = child.loop.events + 1
-  timers.cancel(child.uv, child._term_timer)
-  timers.cancel(child.uv, child._kill_timer)
-  handles.close(child.uv, child.handle)
+function Child:_on_exit(code, signal)
+  self.exit_code, self.exit_signal = code, signal
+  self.loop.events = self.loop.events + 1
+  timers.cancel(self.uv, self._term_timer)
+  timers.cancel(self.uv, self._kill_timer)
+  handles.close(self.uv, self.handle)
   local reason = exit_reason(code, signal)
-  if child._ended_reason then
-    timers.cancel(child.uv, child._grace)
-    finish(child, reason)
-  elseif not child:closed() then
+  if self._ended_reason then
+    timers.cancel(self.uv, self._exit_grace)
+    self:_gone(reason)
+  elseif not self:closed() then
     -- its stdout may still hold replies written just before the exit
-    child._grace = timers.after(child.uv, M.EXIT_GRACE, function() finish(child, reason) end, "exit grace")
+    self:_await_exit_grace(reason)
   end
-  notify_exit(child, code, signal)
+  self:_notify_exit(code, signal)
 end
 
 -- }======================================================================
@@ -99,12 +113,11 @@ function Child:kill(signal)
   return true
 end
 
-local function close_stdin(child, grace)
-  child._hold = "process is shutting down"  -- nothing new is sent
-  child.peer:set_busy(child._hold)
-  child.peer:flush()  -- what a receive under way collected goes out first
+function Child:_close_stdin(grace)
+  self:_hold_sends("process is shutting down")  -- nothing new is sent
+  self.peer:flush()  -- what a receive under way collected goes out first
   -- what is queued reaches it first; a child that does not read gets SIGTERM anyway
-  handles.flush_then_close(child.uv, child.writer, grace)
+  handles.flush_then_close(self.uv, self.writer, grace)
 end
 
 --- Clean shutdown: close the child's stdin, wait up to `grace` seconds for it
@@ -120,7 +133,7 @@ function Child:shutdown(grace)
   if self.exit_code ~= nil then return self.exit_code, self.exit_signal end
   if not self._shutting_down then
     self._shutting_down = true
-    close_stdin(self, grace)
+    self:_close_stdin(grace)
     self._term_timer = timers.after(self.uv, grace, function()
       self:kill("sigterm")
       self._kill_timer = timers.after(self.uv, grace, function() self:kill("sigkill") end, "kill")
@@ -144,9 +157,9 @@ function Child:stderr_text()
   return table.concat(self._stderr_chunks or {})
 end
 
-local function capture(child)
+function Child:_capture()
   local chunks, size = {}, 0
-  child._stderr_chunks = chunks
+  self._stderr_chunks = chunks
   return function(chunk)
     if size >= M.MAX_STDERR_CAPTURE then return end
     chunk = chunk:sub(1, M.MAX_STDERR_CAPTURE - size)
@@ -160,7 +173,7 @@ local function stderr_slot(uv, mode, child)
   if mode == nil or mode == "inherit" then return 2 end
   if mode == "ignore" then return nil end
   local sink
-  if mode == "pipe" then sink = capture(child)
+  if mode == "pipe" then sink = child:_capture()
   elseif type(mode) == "function" then sink = mode
   else error('spawn: stderr must be "inherit", "pipe", "ignore" or a function', 4) end
   return uv.new_pipe(false), sink
@@ -185,6 +198,7 @@ end
 
 local function check(opts)
   if type(opts) ~= "table" then error("spawn: expected an options table", 3) end
+  options.check("spawn", opts, 3, M.OPTIONS)
   if type(opts.cmd) ~= "string" then error("spawn: cmd must be a string", 3) end
   if opts.args ~= nil and type(opts.args) ~= "table" then error("spawn: args must be a list of strings", 3) end
 end
@@ -201,24 +215,25 @@ end
 ---@param opts table  cmd, args, env (list of "K=V" or a map), cwd,
 ---  stderr ("inherit" | "pipe" | "ignore" | function(chunk)), on_exit, peer and transport options
 ---@return jrpc.uv.Child|nil child
----@return string|nil err
+---@return jrpc.Error|nil err  code "spawn"
 function M.spawn(loop, opts)
   check(opts)
   local uv = loop.uv
   local stdin, stdout = uv.new_pipe(false), uv.new_pipe(false)
   -- we started it: a client, which never answers what it cannot decode
-  local child = setmetatable(stream.new(loop, stdout, stdin, opts, "process closed its stdout", "client"), Child)
-  child.on_ended, child.on_exit, child._exit_waiters = on_ended, opts.on_exit, {}
+  local child = stream.new(loop, stdout, stdin, opts, { eof_reason = "process closed its stdout",
+    role = "client", class = Child })
+  child:_watch_exit(opts.on_exit)
   local err_pipe, sink = stderr_slot(uv, opts.stderr, child)
   local handle, pid_or_err = uv.spawn(opts.cmd, {
     args = opts.args, env = env_list(opts.env), cwd = opts.cwd,
     stdio = { stdin, stdout, err_pipe },
-  }, co.guard(function(code, signal) on_exit(child, code, signal) end, "exit", child.peer:logger()))
+  }, co.guard(function(code, signal) child:_on_exit(code, signal) end, "exit", child.peer:logger()))
   if not handle then
     close_all(uv, stdin, stdout, err_pipe)
     -- luv closes the failed process handle itself: guard the exit for it
     handles.closing_outside(uv, false)
-    return nil, ("cannot start %s: %s"):format(opts.cmd, tostring(pid_or_err))
+    return nil, errors.new("spawn", ("cannot start %s: %s"):format(opts.cmd, tostring(pid_or_err)))
   end
   child.handle, child.pid = handle, pid_or_err
   if sink then read_stderr(child, err_pipe, sink) end

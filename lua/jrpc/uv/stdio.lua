@@ -5,8 +5,13 @@
 local stream = require "jrpc.uv.stream"
 local files = require "jrpc.uv.files"
 local handles = require "jrpc.uv.handles"
+local connection = require "jrpc.connection"
+local options = require "jrpc.options"
+local errors = require "jrpc.errors"
 
 local M = {}
+
+M.OPTIONS = options.set({}, stream.OPTIONS, connection.PEER_OPTIONS)
 
 local function open_fd(uv, fd, readable)
   local kind = uv.guess_handle(fd)
@@ -32,19 +37,20 @@ end
 --- peer decodes what is left, replies are flushed and it closes with
 --- "end of input".
 ---@param loop table
----@param opts table  peer options + transport options
+---@param opts? table  peer options + transport options
 ---@return jrpc.uv.Connection|nil conn
----@return string|nil err
+---@return jrpc.Error|nil err  code "stdio"
 function M.open(loop, opts)
+  opts = options.check("stdio", opts, 2, M.OPTIONS)
   local uv = loop.uv
   local input, err = open_fd(uv, 0, true)
-  if not input then return nil, "stdin: " .. err end
+  if not input then return nil, errors.new("stdio", "stdin: " .. err) end
   local output, err2 = open_fd(uv, 1, false)
   if not output then
     handles.close(uv, input)
-    return nil, "stdout: " .. err2
+    return nil, errors.new("stdio", "stdout: " .. err2)
   end
-  return stream.new(loop, input, output, opts, "end of input"):start()
+  return stream.new(loop, input, output, opts, { eof_reason = "end of input" }):start()
 end
 
 return M

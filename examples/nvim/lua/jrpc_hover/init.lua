@@ -36,7 +36,7 @@ function M.hover(opts)
       profile = "lsp", stderr = "ignore", null = vim.NIL }
     if not child then
       jnvim.main()
-      return vim.notify("jrpc_hover: " .. err, vim.log.levels.ERROR)
+      return vim.notify("jrpc_hover: " .. err.message, vim.log.levels.ERROR)
     end
     local peer = child.peer
     local _, ierr = peer:request("initialize", { processId = vim.NIL,
