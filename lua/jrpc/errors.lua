@@ -77,6 +77,40 @@ function M.is_wire_error(v)
     and code >= -2147483648 and code <= 2147483647
 end
 
+--- Every local (string) code the library gives, and what it means. An
+--- API that fails with a local code returns `nil, err` with one of these
+--- (docs/errors.md lists them; spec/errors_spec.lua checks that the code
+--- uses no other).
+M.LOCAL_CODES = {
+  -- a request of ours (jrpc.peer, every transport)
+  timeout = "no reply within the request's timeout (the other side was told)",
+  cancelled = "cancelled by peer:cancel (the other side was told)",
+  closed = "the connection closed before the reply came",
+  busy = "the transport's write queue is full: nothing new is sent until it drains",
+  too_many_pending = "max_pending requests already await their replies",
+  encode = "the params could not be encoded as JSON",
+  interrupted = "the waiting coroutine was resumed by another scheduler; the request was cancelled",
+  invalid_response = "the reply was not a valid JSON-RPC response",
+  -- transports
+  connect = "a connection could not be made",
+  listen = "an address could not be listened on",
+  spawn = "a child process could not be started",
+  stdio = "stdin/stdout could not be opened as streams",
+  http = "an HTTP exchange failed (its `failure` says how: connect, timeout, outcome_unknown, "
+    .. "closed, failed, no_answer)",
+  http_status = "an HTTP answer had a status that is not success (`data.status`, `data.body`)",
+  -- the MCP client
+  session = "the server ended the MCP session and it could not be opened again",
+  era = "the server's protocol era could not be found out",
+  unsupported_version = "the server speaks none of the protocol versions the client does",
+  unsupported = "the server's era does not offer what was asked",
+  invalid_result = "the server's result does not have the shape the method requires",
+  too_many_rounds = "a tool call still asked for input after max_rounds rounds",
+  too_many_pages = "a list had more than max_pages pages",
+  ended_by_server = "the server ended a subscriptions/listen stream",
+  failed = "a client callback raised (its text is the message)",
+}
+
 --- Local (non-wire) errors.
 function M.timeout() return M.new("timeout", "request timed out") end
 function M.cancelled(reason) return M.new("cancelled", reason or "request cancelled") end
