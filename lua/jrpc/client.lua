@@ -288,9 +288,8 @@ end
 
 --- Send a request. In a coroutine without callback: waits, returns
 --- `result` or `nil, err`. With a callback: returns the id at once and calls
---- `callback(err, result)` when the request settles. A peer's `request`
---- field is this function (see peer.lua), and Peer:request tail-calls it:
---- either way, level 2 is the caller of peer:request.
+--- `callback(err, result)` when the request settles. Peer:request
+--- tail-calls this: level 2 is the caller of peer:request.
 ---
 --- `peer:request(method, params, callback)`, or `peer:request(method,
 --- params)` in a coroutine (no opts: the peer's default timeout, if any):

@@ -422,13 +422,8 @@ function M.new(opts)
   }, Peer)
   peer._pool = workers.new(peer._log, function(ctx) server.foreign(peer, ctx) end,
     function(ctx, err) server.raised(peer, ctx, err) end)
-  -- the read, a closure over the parts (see server.reader); also set as the
-  -- peer's own `receive`, which spares every read a metatable lookup
+  -- the read, a closure over the parts (see server.reader)
   peer._read, peer._deliver = server.reader(peer)
-  peer.receive = peer._read
-  -- `request` too is the peer's own field, the function itself (not the
-  -- method above, which only calls it): no metatable lookup, no wrapper
-  peer.request = client.request
   if opts.methods then peer:methods(opts.methods) end
   return peer
 end
