@@ -61,6 +61,8 @@ describe("core.peek", function()
     { '{"id":{"a":1},"result":1}', "result", nil, nil },
     { '{"id":1,"id":2,"result":1}', "result", nil, nil },
     { '{"id":1,"result":1,"method":"x"}', nil, "1", "x" },
+    { '{"id":1,"result":1,"params":{"a":1}}', "result", "1", nil },
+    { '{"id":1,"params":[1]}', nil, "1", nil },
     { '{"jsonrpc":"2.0","\\u006d\\u0065thod":"m","par\\u00e9ms":{},"\\u0069d":0}', "request", "0", "m" },
     { '{"jsonrpc":"2.0","method":"m","i\\nd":0}', "notification", nil, "m" },
     { '[{"jsonrpc":"2.0","method":"x"}]', nil, nil, nil },

@@ -247,6 +247,13 @@ describe("fuzz regressions: messages and writers", function()
     assert.are.equal("ok\nexit 0", ev)
   end)
 
+  it("a response with a params member: core.peek tells a result, as the codec does", function()
+    local input = read(root .. "fuzz/regress/message_result_with_params")
+    local ev = message(input)
+    assert.are.equal("result", ev[1])
+    assert.are.same({ "result", "1" }, { core.peek(input:sub(6)) })
+  end)
+
   it("an error code past 2^63 is not an integer (UB in message.c under UBSan)", function()
     local ev = message(read(root .. "fuzz/regress/message_error_code_huge"))
     assert.are.same({"invalid", -32600, "Invalid Request", "1", false, "error.code must be an integer"},

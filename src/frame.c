@@ -343,8 +343,9 @@ static int peek_key (const PeekKey *K, const char *lit) {
 ** (the big member, as a rule: "result", "params") or at anything unclear.
 ** With 'max_depth' > 0 containers are skipped instead (validated to that
 ** depth, never built), so every top-level member is read: core.peek.
-** Keys "result"/"error" make it a response, "method"/"params" a call (a
-** request or a notification); an "id" whose value is complete and clean is
+** Keys "result"/"error" make it a response, "method" a call (a request or
+** a notification; when the object was not read whole, "params" too); an
+** "id" whose value is complete and clean is
 ** kept. Anything odd leaves the kind unknown or the id unread: the caller
 ** then assumes the worst. Allocates nothing, keeps no pointer into [p, e).
 */
@@ -352,7 +353,7 @@ static void frame_peek (const char *p, const char *e, FramePeek *pk,
                         int max_depth) {
   Scan S;
   const char *id = NULL, *ide = NULL;
-  int response = 0, call = 0, ids = 0;
+  int response = 0, call = 0, params = 0, ids = 0, whole = 0;
   memset(&S, 0, sizeof(S));
   S.max_depth = max_depth;
   pk->kind = PEEK_UNKNOWN;
@@ -379,7 +380,8 @@ static void frame_peek (const char *p, const char *e, FramePeek *pk,
     p = scan_skipws(p + 1, e);
     if (peek_key(&K, "result")) response = 1;
     else if (peek_key(&K, "error")) response = pk->error = 1;
-    else if (peek_key(&K, "method") || peek_key(&K, "params")) call = 1;
+    else if (peek_key(&K, "method")) call = 1;
+    else if (peek_key(&K, "params")) params = 1;
     is_id = peek_key(&K, "id");
     if (p == e) break;
     if (*p == '{' || *p == '[') {
@@ -415,9 +417,13 @@ static void frame_peek (const char *p, const char *e, FramePeek *pk,
       if (is_id) { id = NULL; pk->idtext = NULL; }
       break;
     }
-    if (*p == '}') break;
+    if (*p == '}') { whole = 1; break; }
     p++;
   }
+  /* Read whole, only "method" makes a call, as for the codec: a response
+     may carry other members. Read in part (the framer stops at the first
+     container), "params" stands for the "method" it comes with. */
+  if (params && !whole) call = 1;
   if (response != call) pk->kind = response ? PEEK_RESPONSE : PEEK_CALL;
   pk->has_id = ids;
   if (id != NULL && ids == 1 && (size_t)(ide - id) <= PEEK_ID) {
