@@ -1,21 +1,13 @@
 -- Every local error code is listed once, in jrpc.errors.LOCAL_CODES and in
 -- docs/errors.md, and the code uses no other.
 local errors = require "jrpc.errors"
-local read = dofile("spec/files.lua").read
-
--- the Lua sources of the library
-local function lua_sources()
-  local p = assert(io.popen("find lua/jrpc -name '*.lua' | sort"))
-  local list = {}
-  for path in p:lines() do list[#list + 1] = path end
-  p:close()
-  return list
-end
+local files = dofile("spec/files.lua")
+local read = files.read
 
 describe("local error codes", function()
   it("every code made in lua/jrpc is listed in LOCAL_CODES", function()
     local unlisted = {}
-    for _, path in ipairs(lua_sources()) do
+    for _, path in ipairs(files.lua_files("lua/jrpc")) do
       for code in read(path):gmatch('errors%.new%("([%w_]+)"') do
         if not errors.LOCAL_CODES[code] then unlisted[#unlisted + 1] = path .. ": " .. code end
       end

@@ -18,6 +18,15 @@ function M.take(path)
   return s
 end
 
+--- The `.lua` files under `dir` (a path relative to the checkout), sorted.
+function M.lua_files(dir)
+  local list = {}
+  local p = assert(io.popen("find " .. dir .. " -name '*.lua' | sort"))
+  for path in p:lines() do list[#list + 1] = path end
+  p:close()
+  return list
+end
+
 --- Write `s` as the whole file.
 function M.write(path, s)
   local f = assert(io.open(path, "wb"))

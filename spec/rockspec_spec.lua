@@ -11,19 +11,13 @@ local function listed_modules()
   return listed
 end
 
-local function lua_files()
-  local files = {}
-  local p = assert(io.popen("find lua -name '*.lua' | sort"))
-  for line in p:lines() do files[#files + 1] = line end
-  p:close()
-  return files
-end
+local lua_files = dofile("spec/files.lua").lua_files
 
 describe("rockspec", function()
   it("lists every module under lua/ under its own name", function()
     local listed = listed_modules()
     local missing, wrong = {}, {}
-    for _, path in ipairs(lua_files()) do
+    for _, path in ipairs(lua_files("lua")) do
       local name = path:gsub("^lua/", ""):gsub("/init%.lua$", ""):gsub("%.lua$", ""):gsub("/", ".")
       if listed[path] == nil then
         missing[#missing + 1] = path

@@ -155,14 +155,20 @@ end
 
 -- A response for one of our requests: the hook sees it first, and the
 -- request's exchange is done.
-local function answered(self, msg)
-  local id = msg.id
+-- The request waiting here under `id` (a string or an integer), which no
+-- longer waits: nil when none does.
+local function take_request(self, id)
   local t = type(id)
-  if t ~= "string" and not (t == "number" and id % 1 == 0) then return end
+  if t ~= "string" and not (t == "number" and id % 1 == 0) then return nil end
   local key = core.rawid(id)
   local r = self.requests[key]
+  if r then self.requests[key] = nil end
+  return r
+end
+
+local function answered(self, msg)
+  local r = take_request(self, msg.id)
   if not r then return end
-  self.requests[key] = nil
   if self.hooks.answered then self.hooks.answered(r, msg) end
 end
 
@@ -338,12 +344,8 @@ end
 local function cancelled(self, text)
   local msg = core.decode(text)
   local id = type(msg) == "table" and type(msg.params) == "table" and msg.params[self.profile.cancel_key]
-  local t = type(id)
-  if t ~= "string" and not (t == "number" and id % 1 == 0) then return end
-  local key = core.rawid(id)
-  local r = self.requests[key]
+  local r = take_request(self, id)
   if not r then return end
-  self.requests[key] = nil
   if r.handle then r.handle:close() end
   if self.hooks.cancel and self.hooks.cancel(r) then
     post_message(self, { kind = "notification", method = self.profile.cancel_method, text = text })
@@ -381,21 +383,7 @@ end
 -- In a coroutine: `start(done)`, then wait for `done(err, result)`.
 local function await(log, start)
   local co = workers.current() or error("jrpc.http_peer: outside a coroutine, pass a callback", 3)
-  local box, waiting = nil, false
-  start(function(err, result)
-    if waiting then
-      waiting = false
-      workers.wake(co, log, err, result)
-    elseif box == nil then
-      box = { err = err, result = result }
-    end
-  end)
-  if box then return box.result, box.err end
-  waiting = true
-  local woken, err, result = workers.wait()
-  if not woken then
-    return nil, errors.new("interrupted", "the waiting coroutine was resumed by something other than jrpc")
-  end
+  local result, err = workers.await(co, log, start)
   if err ~= nil then return nil, err end
   return result
 end

@@ -10,6 +10,8 @@
 -- worker that waits for jrpc from one whose handler yielded to another
 -- scheduler (copas, cqueues, an editor's own waits: "foreign"), and a wait
 -- can tell jrpc's wake-up from a resume by someone else.
+local errors = require "jrpc.errors"
+
 local create, resume, yield = coroutine.create, coroutine.resume, coroutine.yield
 local running, isyieldable = coroutine.running, coroutine.isyieldable
 local status = coroutine.status
@@ -53,6 +55,34 @@ end
 
 function M.wait()
   return woken(yield(WAIT))
+end
+
+--- In the coroutine `co` (the running one, see `current`): run
+--- `start(done)` and wait until `done(err, result)`; returns result, err,
+--- or nil and an "interrupted" error when something other than jrpc
+--- resumed it. A `done` that comes at once (inside `start`) is kept, not
+--- woken. Failures of the wake are reported through `log`.
+---@param co thread
+---@param log fun(msg: string)
+---@param start fun(done: fun(err: any, result: any))
+function M.await(co, log, start)
+  local box, waiting = nil, false
+  start(function(err, result)
+    if waiting then
+      waiting = false
+      M.wake(co, log, err, result)
+    elseif box == nil then
+      box = { err = err, result = result }
+    end
+  end)
+  if box then return box.result, box.err end
+  waiting = true
+  local ok, err, result = M.wait()
+  if not ok then
+    waiting = false
+    return nil, errors.new("interrupted", "the waiting coroutine was resumed by something other than jrpc")
+  end
+  return result, err
 end
 
 -- }======================================================================

@@ -59,23 +59,7 @@ Call.__index = Call
 ---@param start fun(done: fun(err: any, result: any))
 function M.await(log, start)
   local co = workers.current() or error("jrpc.mcp.client: a call waits in a coroutine", 3)
-  local box, waiting = nil, false
-  start(function(err, result)
-    if waiting then
-      waiting = false
-      workers.wake(co, log, err, result)
-    elseif box == nil then
-      box = { err = err, result = result }
-    end
-  end)
-  if box then return box.result, box.err end
-  waiting = true
-  local woken, err, result = workers.wait()
-  if not woken then
-    waiting = false
-    return nil, errors.new("interrupted", "the waiting coroutine was resumed by something other than jrpc")
-  end
-  return result, err
+  return workers.await(co, log, start)
 end
 
 -- }======================================================================
