@@ -83,14 +83,14 @@ local function ipv6(s)
   return count(s, true) and groups == 8
 end
 
+-- RFC 1123 labels of letters, digits and hyphens (no IDNA checks).
 local function hostname(s)
   if #s == 0 or #s > 253 then return false end
   for label in (s .. "."):gmatch("([^.]*)%.") do
-    if #label == 0 or #label > 63 or not label:match("^[%w]([%w-]*[%w])?$") and not label:match("^[%w]$") then
+    if #label == 0 or #label > 63 or label:find("[^%w-]")
+      or label:sub(1, 1) == "-" or label:sub(-1) == "-" then
       return false
     end
-    if label:find("[^%w-]") then return false end
-    if label:sub(1, 1) == "-" or label:sub(-1) == "-" then return false end
   end
   return true
 end
@@ -124,16 +124,33 @@ local function uri_chars(s)
   return not s:find("%%.?$") or s:find("%%%x%x$") ~= nil
 end
 
+local function authority_ok(a)
+  local userinfo, hostport = a:match("^(.*)@(.*)$")
+  if userinfo and userinfo:find("[@%[%]]") then return false end
+  hostport = hostport or a
+  local literal, port = hostport:match("^%[(.*)%](.*)$")
+  local host
+  if literal then
+    if not (literal:match("^[vV]%x+%.") or ipv6(literal)) then return false end
+  else
+    host, port = hostport:match("^([^:]*)(.*)$")
+    if host:find("[%[%]]") then return false end
+  end
+  return port == "" or port:match("^:%d*$") ~= nil
+end
+
 local function uri_reference(s)
   if not uri_chars(s) then return false end
   local scheme = s:match("^([^:/?#]+):")
   if scheme and not scheme:match("^%a[%w+.-]*$") then return false end
-  local authority = s:match("^[^:/?#]*:?//([^/?#]*)") or (s:match("^//([^/?#]*)"))
+  local rest = scheme and s:sub(#scheme + 2) or s
+  local authority = rest:match("^//([^/?#]*)")
   if authority then
-    local host = authority:gsub("^.*@", "")
-    if host:find("[%[%]]") and not host:match("^%[[^%]]*%]:?%d*$") then return false end
+    if not authority_ok(authority) then return false end
+    rest = rest:sub(#authority + 3)
   end
-  return true
+  local path = rest:match("^[^?#]*")
+  return not path:find("[%[%]]")
 end
 
 local function uri(s)
