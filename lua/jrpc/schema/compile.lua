@@ -90,8 +90,27 @@ function Compiler:compile(node, ptr)
       return ok
     end
   end
+  if self.scope and (node["$id"] ~= nil or node == self.root) then
+    real = self:enter(base, real)
+  end
   self.cache[node] = real
   return real
+end
+
+--- `f` wrapped so that while it runs, the schema resource `base` is in the
+--- dynamic scope (the resources evaluation went through, outermost first),
+--- where $dynamicRef looks for its anchor. Only documents that use
+--- $dynamicRef pay for it.
+function Compiler:enter(base, f)
+  local scope = self.scope
+  return function(v, path, errs, ev)
+    local n = scope.n + 1
+    scope[n] = base
+    scope.n = n
+    local ok = f(v, path, errs, ev)
+    scope.n = n - 1
+    return ok
+  end
 end
 
 --- The check of the subschema a $ref names, compiled once the document's
@@ -101,15 +120,18 @@ function Compiler:target(node, ptr, base)
   if node == false then return reject end
   self.pending[#self.pending + 1] = { node, ptr, base }
   local cache = self.cache
-  return function(v, path, errs, ev)
+  local f = function(v, path, errs, ev)
     return cache[node](v, path, errs, ev)
   end
+  if self.scope then return self:enter(base, f) end
+  return f
 end
 
 --- Compile the document `root`; raises {schema_error = message}.
 function M.compile(root, opts)
   local ix = index.build(root)
-  local c = setmetatable({ ix = ix, opts = opts, cache = {}, pending = {}, track = ix.track }, Compiler)
+  local c = setmetatable({ ix = ix, opts = opts, cache = {}, pending = {}, track = ix.track,
+    root = root, scope = ix.scoped and { n = 0 } or nil }, Compiler)
   local top = c:compile(root, "")
   local i = 1
   while i <= #c.pending do
@@ -122,6 +144,15 @@ function M.compile(root, opts)
     i = i + 1
   end
   -- Checks that reached a forwarder keep it; it calls the finished check.
+  local scope = c.scope
+  if scope then
+    -- A check that raised (a stack overflow) may have left entries.
+    local inner = top
+    top = function(v, path, errs, ev)
+      scope.n = 0
+      return inner(v, path, errs, ev)
+    end
+  end
   return top
 end
 

@@ -29,7 +29,13 @@ local function walk(ix, node, base)
   local anchor = node["$anchor"]
   if type(anchor) == "string" then ix.anchors[base .. "#" .. anchor] = node end
   local dyn = node["$dynamicAnchor"]
-  if type(dyn) == "string" then ix.anchors[base .. "#" .. dyn] = node end
+  if type(dyn) == "string" then
+    ix.anchors[base .. "#" .. dyn] = node
+    local set = ix.dynamic[base]
+    if not set then set = {}; ix.dynamic[base] = set end
+    set[dyn] = node
+  end
+  if node["$dynamicRef"] ~= nil then ix.scoped = true end
   if node.unevaluatedProperties ~= nil or node.unevaluatedItems ~= nil then ix.track = true end
   for _, k in ipairs(M.ONE) do walk(ix, node[k], base) end
   for _, k in ipairs(M.MAP) do
@@ -47,9 +53,11 @@ local function walk(ix, node, base)
 end
 
 --- The index of the document `root`: `resources` (absolute URI → schema),
---- `anchors` (URI#name → schema), `base` (schema → its base URI), `track`.
+--- `anchors` (URI#name → schema), `base` (schema → its base URI),
+--- `dynamic` (base URI → $dynamicAnchor name → schema), `track` (some
+--- schema uses unevaluated*), `scoped` (some schema uses $dynamicRef).
 function M.build(root)
-  local ix = { resources = {}, anchors = {}, base = {}, track = false }
+  local ix = { resources = {}, anchors = {}, base = {}, dynamic = {}, track = false, scoped = false }
   ix.resources[M.ROOT] = root
   walk(ix, root, M.ROOT)
   return ix
