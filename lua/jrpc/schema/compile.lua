@@ -44,7 +44,9 @@ function Compiler:compile(node, ptr)
   local cached = self.cache[node]
   if cached then return cached end
   if type(node) ~= "table" or kind(node) ~= "object" then
-    self:fail(ptr, "expected a schema (an object or a boolean), got " .. (kind(node) or type(node)))
+    local k = kind(node)
+    if k == "integer" then k = "number" end
+    self:fail(ptr, "expected a schema (an object or a boolean), got " .. (k or type(node)))
   end
   -- A recursive $ref reaches this table again before its check exists:
   -- it finds this forwarder, which calls the real check once built.
