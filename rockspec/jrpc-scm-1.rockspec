@@ -122,6 +122,7 @@ build = {
     ["jrpc.schema"] = "lua/jrpc/schema.lua",
     ["jrpc.schema.annotations"] = "lua/jrpc/schema/annotations.lua",
     ["jrpc.schema.compile"] = "lua/jrpc/schema/compile.lua",
+    ["jrpc.schema.cycles"] = "lua/jrpc/schema/cycles.lua",
     ["jrpc.schema.format"] = "lua/jrpc/schema/format.lua",
     ["jrpc.schema.index"] = "lua/jrpc/schema/index.lua",
     ["jrpc.schema.path"] = "lua/jrpc/schema/path.lua",

@@ -210,6 +210,15 @@ describe("jrpc.schema.compile refuses", function()
     assert.are.equal("schema (root): expected a schema (an object or a boolean), got number", refused(42))
   end)
 
+  it("a $ref loop that never moves into the value (it would overflow the stack)", function()
+    assert.are.equal('schema (root): $ref "#/$defs/a" leads back to itself without moving into the value',
+      refused [[{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}]])
+    assert.are.equal('schema (root): $ref "#" leads back to itself without moving into the value',
+      refused [[{"$defs":{"a":{"allOf":[{"$ref":"#"}]}},"anyOf":[{"$ref":"#/$defs/a"}]}]])
+    -- through properties it is a recursive schema, which is fine
+    assert.is_function(schema.compile(J[[{"properties":{"a":{"$ref":"#"}}}]]))
+  end)
+
   it("options it does not know (a raise: misuse)", function()
     assert.has_error(function() schema.compile({}, { format = true }) end,
       "jrpc.schema.compile: unknown option 'format' (did you mean 'formats'?)")

@@ -6,6 +6,7 @@
 -- `unevaluated*`, collects what this subschema evaluated in the value (see
 -- `merge`), for the keywords of the schema around it.
 local index = require "jrpc.schema.index"
+local cycles = require "jrpc.schema.cycles"
 local value = require "jrpc.schema.value"
 local path_ = require "jrpc.schema.path"
 
@@ -135,6 +136,10 @@ function M.compile(root, opts)
   local c = setmetatable({ ix = ix, opts = opts, cache = {}, pending = {}, track = ix.track,
     root = root, scope = ix.scoped and { n = 0 } or nil }, Compiler)
   local top = c:compile(root, "")
+  local loop = cycles.find(ix, root)
+  if loop then
+    c:fail("", ("$ref %s leads back to itself without moving into the value"):format(value.show(loop)))
+  end
   local i = 1
   while i <= #c.pending do
     local p = c.pending[i]
