@@ -203,6 +203,7 @@ describe("jrpc.schema.compile refuses", function()
 
   it("a schema that is not one", function()
     assert.are.equal('schema /properties/a/type: unknown type "strin"', refused [[{"properties":{"a":{"type":"strin"}}}]])
+    assert.are.equal("schema /type: expected a type name or a non-empty list of them", refused [[{"type":[]}]])
     assert.are.equal("schema /minLength: expected a non-negative integer", refused [[{"minLength":-1}]])
     assert.are.equal("schema /required/1: expected a string", refused [[{"required":["a",1]}]])
     assert.are.equal("schema /allOf: expected a non-empty array of schemas", refused [[{"allOf":[]}]])

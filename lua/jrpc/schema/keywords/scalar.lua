@@ -21,18 +21,17 @@ local function type_(c, t, _, ptr)
   local names = {}
   if type(t) == "string" then
     names[1] = t
-  elseif is_list(t) then
+  elseif is_list(t) and #t > 0 then
     for i = 1, #t do names[i] = t[i] end
   else
-    c:fail(ptr, "expected a type name or a list of them")
+    c:fail(ptr, "expected a type name or a non-empty list of them")
   end
   local set = {}
-  for i, name in ipairs(names) do
+  for _, name in ipairs(names) do
     if not TYPES[name] then
       c:fail(ptr, ("unknown type %s"):format(show(name)))
     end
     set[name] = true
-    names[i] = name
   end
   if set.number then set.integer = true end
   local want = "expected " .. table.concat(names, " or ")
