@@ -130,6 +130,28 @@ describe("jrpc.schema messages", function()
     assert.is_true(first(C([[{"format":"int32"}]], { formats = true }), '"x"'))
   end)
 
+  it("fail a string the pattern matcher cannot decide on, saying so", function()
+    local check = C[[{"properties":{"a":{"pattern":"^(a+)+$"}},"patternProperties":{"^(b+)+$":true},
+      "additionalProperties":false}]]
+    local evil = ("a"):rep(30) .. "!"
+    local ok, msg = check { a = evil }
+    assert.is_false(ok)
+    assert.are.equal('/a: cannot tell whether the string matches "^(a+)+$": the match took more than 250000 steps', msg)
+    ok, msg = check { [("b"):rep(30) .. "!"] = 1 }
+    assert.is_false(ok)
+    assert.are.equal("/" .. ("b"):rep(30) .. '!: cannot tell whether the name matches "^(b+)+$": the match took more'
+      .. " than 250000 steps", msg)
+    assert.is_true((check { a = "aaa", bbb = 1 }))
+  end)
+
+  it("match long strings without deep recursion", function()
+    local check = C[[{"pattern":"^(?:ab)*$"}]]
+    assert.is_true((check(("ab"):rep(100000))))
+    assert.is_false((check(("ab"):rep(100000) .. "a")))
+    check = C[[{"pattern":"^(?:a|b)+c$"}]]
+    assert.is_true((check(("ab"):rep(100000) .. "c")))
+  end)
+
   it("cut long values on a character boundary", function()
     local check = C[[{"const":"x"}]]
     local long = ("é"):rep(40)

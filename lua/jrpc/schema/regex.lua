@@ -302,40 +302,90 @@ end
 
 -- Matchers: m(i, k) tries the node at code point i and calls the
 -- continuation k with the position after it; true when k accepted.
--- `st` holds the subject (st.s code points, st.n their count).
-local build
+-- `st` holds the subject (st.s code points, st.n their count) and the steps
+-- left: a pattern that backtracks without end on some string (`^(a+)+$`)
+-- stops there instead of holding the server, and the match is reported
+-- undecided.
+local STEPS = 250000
 
+local function out_of_steps() error({ regex_steps = true }, 0) end
+
+-- A predicate for a node that matches exactly one code point (a char, a
+-- class, or an alternation of those), or nil.
 local function single(node)
   if node.t == "char" then
     local want = node.c
     return function(c) return c == want end
   end
   if node.t == "pred" then return node.f end
+  if node.t == "seq" and #node.list == 1 then return single(node.list[1]) end
+  if node.t == "alt" then
+    local preds = {}
+    for j = 1, #node.list do
+      preds[j] = single(node.list[j])
+      if not preds[j] then return nil end
+    end
+    return function(c)
+      for j = 1, #preds do
+        if preds[j](c) then return true end
+      end
+      return false
+    end
+  end
   return nil
 end
 
-local function repeat_single(pred, lo, hi, greedy, st)
+-- The predicates of a node that matches a fixed sequence of single code
+-- points (`ab`, `(?:a|b)c`), or nil.
+local function fixed(node)
+  local one = single(node)
+  if one then return { one } end
+  if node.t ~= "seq" or #node.list == 0 then return nil end
+  local list = {}
+  for j = 1, #node.list do
+    local p = single(node.list[j])
+    if not p then return nil end
+    list[j] = p
+  end
+  return list
+end
+
+-- A repeat of a fixed-width node, without recursion: count how many
+-- repetitions match from i, then hand each possible end to k, longest
+-- first when greedy.
+local function repeat_fixed(preds, lo, hi, greedy, st)
+  local w = #preds
   return function(i, k)
     local s, n = st.s, st.n
-    local last = i                                          -- positions i..last-1 match
-    local limit = hi and math.min(n + 1, i + hi) or n + 1
-    while last < limit and pred(s[last]) do last = last + 1 end
-    if last - i < lo then return false end
+    local count, at = 0, i
+    while (not hi or count < hi) and at + w - 1 <= n do
+      local ok = true
+      for j = 1, w do
+        if not preds[j](s[at + j - 1]) then ok = false; break end
+      end
+      if not ok then break end
+      count, at = count + 1, at + w
+    end
+    st.steps = st.steps - count - 1
+    if st.steps < 0 then out_of_steps() end
+    if count < lo then return false end
     if greedy then
-      for j = last, i + lo, -1 do
-        if k(j) then return true end
+      for c = count, lo, -1 do
+        if k(i + c * w) then return true end
       end
     else
-      for j = i + lo, last do
-        if k(j) then return true end
+      for c = lo, count do
+        if k(i + c * w) then return true end
       end
     end
     return false
   end
 end
 
-local function repeat_general(m, lo, hi, greedy)
+local function repeat_general(m, lo, hi, greedy, st)
   local function step(i, count, k)
+    st.steps = st.steps - 1
+    if st.steps < 0 then out_of_steps() end
     local function more()
       if hi and count >= hi then return false end
       return m(i, function(j)
@@ -350,10 +400,12 @@ local function repeat_general(m, lo, hi, greedy)
   return function(i, k) return step(i, 0, k) end
 end
 
+local build
+
 build = function(node, st)
   local t = node.t
-  if t == "char" or t == "pred" then
-    local pred = single(node)
+  local pred = single(node)
+  if pred then
     return function(i, k)
       local c = st.s[i]
       if c ~= nil and pred(c) then return k(i + 1) end
@@ -365,7 +417,6 @@ build = function(node, st)
     if n == 0 then return function(i, k) return k(i) end end
     local ms = {}
     for j = 1, n do ms[j] = build(node.list[j], st) end
-    if n == 1 then return ms[1] end
     local function from(j, i, k)
       if j == n then return ms[j](i, k) end
       return ms[j](i, function(p) return from(j + 1, p, k) end)
@@ -383,9 +434,9 @@ build = function(node, st)
     end
   end
   if t == "rep" then
-    local pred = single(node.node)
-    if pred then return repeat_single(pred, node.min, node.max, node.greedy, st) end
-    return repeat_general(build(node.node, st), node.min, node.max, node.greedy)
+    local preds = fixed(node.node)
+    if preds then return repeat_fixed(preds, node.min, node.max, node.greedy, st) end
+    return repeat_general(build(node.node, st), node.min, node.max, node.greedy, st)
   end
   if t == "look" then
     local m, neg = build(node.node, st), node.neg
@@ -411,7 +462,9 @@ end
 
 --- A function `find(s)` that says whether the regular expression `source`
 --- matches somewhere in the string s (ECMA-262 `RegExp.prototype.test`
---- without flags), or nil and the reason it cannot be compiled.
+--- without flags): true or false, or nil and why it could not tell (the
+--- match took too many steps or nested too deep); or, from compile, nil and
+--- the reason the pattern cannot be compiled.
 function M.compile(source)
   local cp, n = codepoints(source)
   local p = setmetatable({ cp = cp, n = n, i = 1 }, Parser)
@@ -424,18 +477,29 @@ function M.compile(source)
     if type(tree) == "table" and tree.regex then return nil, tree.regex end
     error(tree, 0)
   end
-  local st = { s = nil, n = 0 }
+  local st = { s = nil, n = 0, steps = 0 }
   local m = build(tree, st)
   local anchored = tree.t == "seq" and tree.list[1] and tree.list[1].t == "bol"
   local function accept() return true end
+  local function search()
+    for i = 1, anchored and 1 or st.n + 1 do
+      if m(i, accept) then return true end
+    end
+    return false
+  end
   return function(s)
     st.s, st.n = codepoints(s)
-    local last = anchored and 1 or st.n + 1
-    for i = 1, last do
-      if m(i, accept) then st.s = nil; return true end
-    end
+    st.steps = STEPS
+    local done, found = pcall(search)
     st.s = nil
-    return false
+    if done then return found end
+    if type(found) == "table" and found.regex_steps then
+      return nil, "the match took more than " .. STEPS .. " steps"
+    end
+    if type(found) == "string" and found:find("stack overflow", 1, true) then
+      return nil, "the match nested too deep"
+    end
+    error(found, 0)
   end
 end
 

@@ -101,14 +101,23 @@ local function properties(c, map, _, ptr)
   end
 end
 
--- patternProperties as a list of {find, check}, sorted by pattern.
+-- A property name the matcher could not decide on (see regex.lua) fails:
+-- a name is never let through unchecked.
+local function undecided(errs, path, key, source, why)
+  if errs then
+    push(errs, child(path, key), ("cannot tell whether the name matches %s: %s"):format(show(source), why))
+  end
+  return false
+end
+
+-- patternProperties as a list of {find, check, source}, sorted by pattern.
 local function compile_patterns(c, map, ptr)
   local subs = schema_map(c, map, ptr)
   local list = {}
   for _, source in ipairs(sorted_keys(subs)) do
     local find, why = regex.compile(source)
     if not find then c:fail(P.child(ptr, source), ("unsupported pattern %s: %s"):format(show(source), why)) end
-    list[#list + 1] = { find, subs[source] }
+    list[#list + 1] = { find, subs[source], source }
   end
   return list
 end
@@ -121,7 +130,9 @@ local function pattern_properties(c, map, _, ptr)
     return each(v, errs, function(key, x)
       local ok = true
       for i = 1, n do
-        if list[i][1](key) then
+        local hit, why = list[i][1](key)
+        if hit == nil then return undecided(errs, path, key, list[i][3], why) end
+        if hit then
           if not list[i][2](x, errs and child(path, key), errs) then ok = false end
           if my then
             my.props = my.props or {}
@@ -147,7 +158,9 @@ local function additional_properties(c, schema, node, ptr)
     return each(v, errs, function(key, x)
       if declared[key] ~= nil then return true end
       for i = 1, np do
-        if patterns[i][1](key) then return true end
+        local hit, why = patterns[i][1](key)
+        if hit == nil then return undecided(errs, path, key, patterns[i][3], why) end
+        if hit then return true end
       end
       if my then
         my.props = my.props or {}

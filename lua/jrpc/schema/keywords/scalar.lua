@@ -134,12 +134,20 @@ end
 
 local function pattern(c, source, _, ptr)
   if type(source) ~= "string" then c:fail(ptr, "expected a regular expression string") end
-  local find, why = regex.compile(source)
-  if not find then c:fail(ptr, ("unsupported pattern %s: %s"):format(show(source), why)) end
+  local find, bad = regex.compile(source)
+  if not find then c:fail(ptr, ("unsupported pattern %s: %s"):format(show(source), bad)) end
   local text = "expected a string matching " .. show(source)
   return function(v, k, path, errs)
-    if k ~= "string" or find(v) then return true end
-    if errs then push(errs, path, text .. ", got " .. show(v)) end
+    if k ~= "string" then return true end
+    local hit, why = find(v)
+    if hit then return true end
+    if errs then
+      if hit == nil then
+        push(errs, path, ("cannot tell whether the string matches %s: %s"):format(show(source), why))
+      else
+        push(errs, path, text .. ", got " .. show(v))
+      end
+    end
     return false
   end
 end
