@@ -81,8 +81,12 @@ function Compiler:compile(node, ptr)
       return ok
     end
   else
+    -- Annotations are gathered only where some schema will read them: for
+    -- the schema around (ev) or this one's own unevaluated* keywords.
+    local reads = node.unevaluatedProperties ~= nil or node.unevaluatedItems ~= nil
     real = function(v, path, errs, ev)
-      local k, ok, my = kind(v), true, {}
+      local k, ok = kind(v), true
+      local my = (ev or reads) and {} or nil
       for i = 1, n do
         if not checks[i](v, k, path, errs, my) then
           if not errs then return false end
