@@ -140,6 +140,20 @@ function Peer:method(name, fn, decl)
   return self
 end
 
+--- Set the fallback handler: `fn(params, ctx)` answers every request and
+--- receives every notification whose method has no handler of its own
+--- (`ctx.method` names it), as a handler would; raise
+--- `jrpc.error(-32601, "Method not found")` for a method it does not know
+--- either. Cancels (`$/cancelRequest`, `notifications/cancelled`) of our own
+--- handlers' requests are still taken by the peer. `nil` removes it.
+---@param fn? fun(params: any, ctx: jrpc.Context): any
+---@return jrpc.Peer self
+function Peer:fallback(fn)
+  if fn ~= nil and type(fn) ~= "function" then error("fallback must be a function or nil", 2) end
+  server.fallback(self, fn)
+  return self
+end
+
 --- Register several handlers: `{ name = fn, ... }`.
 ---@param map table<string, function>
 ---@return jrpc.Peer self

@@ -36,6 +36,7 @@ function M.new(opts, profile)
     handlers = {},        -- method -> handler(params, ctx); a declared one behind its params check
     direct = {},          -- method -> a declared handler itself, for requests the codec checked
     shapes = nil,         -- method -> its params shape, the codec's (codec:shapes), or nil
+    fallback = nil,       -- the handler of methods without one (see M.fallback)
     waiting = {},         -- contexts whose handlers wait (requests and notifications)
     nwaiting = 0,
     by_id = {},           -- the waiting request handlers by id (for cancels)
@@ -72,6 +73,12 @@ function M.add(peer, name, fn, raw, shape)
     srv.shapes = shapes
     peer._codec:shapes(shapes)
   end
+end
+
+--- Set (or clear, with nil) the handler of every request and notification
+--- whose method has no handler of its own.
+function M.fallback(peer, fn)
+  peer._srv.fallback = fn
 end
 
 --- The context a handler gets as its second argument. It belongs to the
@@ -437,7 +444,7 @@ function M.reader(peer)
   -- A notification, with the worker's context `ctx`: true when its handler
   -- waited (then the worker no longer dispatches).
   local function notification(ctx, method, params)
-    local fn = handlers[method]
+    local fn = handlers[method] or srv.fallback
     -- a cancel for none of our handlers may still matter to a handler of
     -- the cancel method: an MCP server ends a client's listen stream so
     if method == cancel_method and (on_cancel(peer, params) ~= false or fn == nil) then return false end
@@ -479,7 +486,7 @@ function M.reader(peer)
       if kind == "request" or kind == "checked" then
         handled = handled + 1
         -- "checked": the codec checked its params against the declaration
-        local fn = (kind == "request" and handlers or direct)[a]
+        local fn = (kind == "request" and handlers or direct)[a] or srv.fallback
         local ctx = own
         if batch == nil then
           ctx.id, ctx.method, ctx._rawid = c, a, d
