@@ -54,6 +54,14 @@ function core.peek(json, max_depth) end
 ---@param v userdata|lightuserdata
 function core.add_null(v) end
 
+--- A value the encoder writes as this JSON text (whitespace outside strings dropped, key
+--- order and number tokens kept), or nil and why when it is not valid JSON.
+---@param json string
+---@param max_depth? integer
+---@return userdata|nil raw
+---@return string|nil err
+function core.raw_json(json, max_depth) end
+
 --- The JSON text of an id: integer -> `17`, string -> `"abc"` (escaped). Raises for anything else.
 ---@param id integer|string
 ---@return string

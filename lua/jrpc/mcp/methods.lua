@@ -6,7 +6,6 @@ local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
 local content = require "jrpc.mcp.content"
-local arguments = require "jrpc.mcp.arguments"
 
 local M = {}
 
@@ -62,16 +61,16 @@ end
 -- the model would fix: a protocol error (-32603), not an isError result.
 -- Checked as lightly as arguments are (an object, required properties,
 -- simple types); isError and input_required results promise nothing.
-local OUTPUT = { whole = "structuredContent", member = "property" }
 local function check_output(tool, result)
-  local schema = tool.listed.outputSchema
-  if not schema or result.isError or result.resultType == protocol.result_types.input_required then return end
+  if not tool.check_output or result.isError or result.resultType == protocol.result_types.input_required then
+    return
+  end
   local message
   if result.structuredContent == nil then
     message = ("Tool %s has an outputSchema but returned no structuredContent"):format(tool.name)
   else
-    local problem = arguments.problem(schema, result.structuredContent, OUTPUT)
-    message = problem and ("Tool %s returned structuredContent that does not fit its outputSchema: %s")
+    local ok, problem = tool.check_output(result.structuredContent)
+    message = not ok and ("Tool %s returned structuredContent that does not fit its outputSchema: %s")
       :format(tool.name, problem)
   end
   if message then fail(errors.new(protocol.codes.INTERNAL_ERROR, message)) end
@@ -83,8 +82,8 @@ function M.tools_call(srv, params, ctx)
   if not tool then fail(invalid("Invalid params: unknown tool " .. params.name)) end
   local args = params.arguments
   if args == nil then args = {} end
-  local problem = arguments.problem(tool.listed.inputSchema, args)
-  if problem then fail(invalid("Invalid params: " .. problem)) end
+  local ok, problem = tool.check_arguments(args)
+  if not ok then fail(invalid("Invalid params: " .. problem)) end
   if tool.requires then
     local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
     if missing then fail(protocol.missing_capability(missing)) end
