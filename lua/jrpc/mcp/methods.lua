@@ -48,9 +48,18 @@ end
 -- A tool's own failure is a result the model can read (`isError`); a
 -- raised jrpc error is a protocol error and goes out as it is. Nothing of
 -- a Lua error's text (paths, stack) reaches the client; the log has it.
+-- A value that is no result is the server's bug: the log and the client
+-- hear what it was and what to return instead.
 local function run_tool(tool, args, ctx)
   local ok, result = pcall(tool.handler, args, ctx)
-  if ok then return content.tool_result(result) end
+  if ok then
+    local made, what = content.tool_result(result)
+    if made then return made end
+    local message = ("Tool %s returned %s, which is not a tool result: %s"):format(tool.name, what,
+      content.TOOL_RESULT_FIX)
+    ctx.peer:log(message)
+    return content.error_result(message)
+  end
   if errors.is_wire_error(result) then fail(result) end
   ctx.peer:log(("tool %q failed: %s"):format(tool.name, tostring(result)))
   return content.error_result(("Tool %s failed: internal error"):format(tool.name))

@@ -47,8 +47,11 @@ Server.__index = Server
 --- JSON text; default an object with any properties), output_schema?,
 --- annotations?, requires? (client capabilities it needs, e.g.
 --- `{sampling = {}}`: -32021 without them), handler = function(args, ctx)}`.
---- The handler returns a string, a content item, a list of them, or a
---- CallToolResult table; a Lua error it raises becomes an `isError` result.
+--- The handler returns a string, a content item, a list of them, a record
+--- of JSON values (`{sum = 3}`: the structuredContent, sent with its JSON as
+--- text, and checked against `output_schema` when there is one) or a
+--- CallToolResult table; a Lua error it raises, or a value that is none of
+--- these, becomes an `isError` result (and a line in the log).
 ---@param def table
 ---@return jrpc.mcp.Server self
 function Server:tool(def)
