@@ -127,10 +127,13 @@ for _, era in ipairs{ "modern", "legacy", "probed" } do
         ev("call", "test_error_handling"))
     end)
 
-    it("call: an error reply (an unknown tool, a missing argument) is its error object on stderr, exit 1", function()
+    it("call: an error reply (an unknown tool) is its error object on stderr, exit 1", function()
       assert.same({ 1, "", '{"code":-32602,"message":"Invalid params: unknown tool nope"}\n' }, ev("call", "nope"))
-      assert.same({ 1, "", '{"code":-32602,"message":"Invalid params: argument \\"message\\" is required"}\n' },
-        ev("call", "test_echo"))
+    end)
+
+    it("call: a missing argument is an isError result (2025-11-25 and later), exit 1", function()
+      assert.same({ 1, 'Invalid arguments for tool test_echo: argument "message" is required\n',
+        "jrpc: tool test_echo returned an error (isError)\n" }, ev("call", "test_echo"))
     end)
 
     it("resources, read (text; a blob summarized), and an unknown URI", function()

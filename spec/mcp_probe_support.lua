@@ -35,15 +35,19 @@ function M.env(lua)
 end
 
 --- Run the probe with `plan` ({command, args, env, calls, version}); the
---- lines by step name, and all of the output (for messages).
+--- lines by step name (the last of a name), all of the output (for
+--- messages), and the lines in order.
 function M.run(plan)
   local out = read_cmd(("timeout -k 2 20 node node/mcp_sdk1_probe.js %s 2>&1"):format(quote(jrpc.encode(plan))))
-  local steps = {}
+  local steps, lines = {}, {}
   for line in out:gmatch("[^\n]+") do
     local v = jrpc.decode(line)
-    if type(v) == "table" and v.step then steps[v.step] = v end
+    if type(v) == "table" and v.step then
+      steps[v.step] = v
+      lines[#lines + 1] = v
+    end
   end
-  return steps, out
+  return steps, out, lines
 end
 
 --- Serve `source` under `lua` and run `calls` (and `extra` plan members).
@@ -51,9 +55,9 @@ function M.probe(source, lua, calls, extra)
   local path = M.script(source)
   local plan = { command = lua, args = jrpc.array{ path }, env = M.env(lua), calls = jrpc.array(calls or {}) }
   for k, v in pairs(extra or {}) do plan[k] = v end
-  local steps, out = M.run(plan)
+  local steps, out, lines = M.run(plan)
   os.remove(path)
-  return steps, out
+  return steps, out, lines
 end
 
 --- JSON text with object keys sorted, arrays as arrays (decoded arrays

@@ -91,8 +91,15 @@ function M.tools_call(srv, params, ctx)
   if not tool then fail(invalid("Invalid params: unknown tool " .. params.name)) end
   local args = params.arguments
   if args == nil then args = {} end
+  -- arguments that do not fit: from 2025-11-25 a result the model can
+  -- read and retry after; before, a protocol error
   local ok, problem = tool.check_arguments(args)
-  if not ok then fail(invalid("Invalid params: " .. problem)) end
+  if not ok then
+    if protocol.input_errors_are_results(ctx.client.version) then
+      return content.error_result(("Invalid arguments for tool %s: %s"):format(tool.name, problem))
+    end
+    fail(invalid("Invalid params: " .. problem))
+  end
   if tool.requires then
     local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
     if missing then fail(protocol.missing_capability(missing)) end
