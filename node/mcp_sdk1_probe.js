@@ -5,7 +5,8 @@
 //    "calls": [{"name": "add", "arguments": {...}}, ...]}
 // and it prints one JSON line per step: the tools as listTools() returned
 // them (each schema as the JSON text the client holds, so key order shows),
-// then each call's result or error; "stderr" last, the server's stderr.
+// then each call's result or error; "client errors" (what the client could
+// not read); "stderr" last, the server's stderr.
 // With "env", the server gets exactly that environment (nothing inherited).
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
@@ -29,6 +30,8 @@ async function main() {
   transport.stderr.on('data', (chunk) => { stderr += chunk; });
   if (plan.version) pinVersion(transport, plan.version);
   const client = new Client({ name: 'jrpc-sdk1-probe', version: '1.0.0' }, { capabilities: {} });
+  const errors = [];  // what the client could not read (a line of stdout that is not a message)
+  client.onerror = (e) => errors.push(String(e && e.message).split('\n')[0]);
   await client.connect(transport);
   step('initialize', { server: client.getServerVersion().name });
   try {
@@ -42,6 +45,7 @@ async function main() {
     } catch (e) { step('call ' + call.name, { code: e.code, message: e.message }); }
   }
   await client.close();
+  step('client errors', { errors });
   step('stderr', { text: stderr });
 }
 

@@ -126,6 +126,7 @@ build = {
     ["jrpc.socket.conn"] = "lua/jrpc/socket/conn.lua",
     ["jrpc.socket.net"] = "lua/jrpc/socket/net.lua",
     ["jrpc.stdio"] = "lua/jrpc/stdio.lua",
+    ["jrpc.stdout"] = "lua/jrpc/stdout.lua",
     ["jrpc.uv"] = "lua/jrpc/uv.lua",
     ["jrpc.uv.co"] = "lua/jrpc/uv/co.lua",
     ["jrpc.uv.files"] = "lua/jrpc/uv/files.lua",

@@ -460,4 +460,17 @@ local lineread = {}
 ---@return string|nil msg
 function lineread.read(file, max) end
 
+--- Keep stdout for the protocol: a private close-on-exec copy of descriptor 1 (returned),
+--- and descriptor 1 made a copy of stderr. The same fd on later calls; nil, msg on failure.
+---@return integer|nil fd
+---@return string|nil msg
+function lineread.keep_stdout() end
+
+--- Write all of `bytes` to descriptor `fd` (blocking); true, or nil, msg.
+---@param fd integer
+---@param bytes string
+---@return true|nil ok
+---@return string|nil msg
+function lineread.write(fd, bytes) end
+
 return core
