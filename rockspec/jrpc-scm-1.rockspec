@@ -83,6 +83,7 @@ build = {
     ["jrpc.cli.http"] = "lua/jrpc/cli/http.lua",
     ["jrpc.cli.mcp"] = "lua/jrpc/cli/mcp.lua",
     ["jrpc.cli.output"] = "lua/jrpc/cli/output.lua",
+    ["jrpc.cli.run"] = "lua/jrpc/cli/run.lua",
     ["jrpc.cli.trace"] = "lua/jrpc/cli/trace.lua",
     ["jrpc.cli.transport"] = "lua/jrpc/cli/transport.lua",
     ["jrpc.client"] = "lua/jrpc/client.lua",

@@ -85,6 +85,7 @@ describe("jrpc (bin/jrpc)", function()
       "commands:",
       "  call   send one JSON-RPC request and print its result (or --notify)",
       "  mcp    talk to an MCP server: list and call tools, read resources, get prompts",
+      "  run    run a Lua script with this jrpc's module paths (for MCP hosts)",
       "",
       "  jrpc COMMAND --help   a command's options and exit status",
       "  jrpc --version        the version",
