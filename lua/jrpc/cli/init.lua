@@ -57,6 +57,7 @@ local function wants_help(argv, first)
 end
 
 local function run_command(cmd, argv)
+  output.set_command(cmd.name)
   if cmd.raw then
     -- e.g. `jrpc run server.lua --http ...`: the script's options are its own
     if argv[2] == "--help" or argv[2] == "-h" then
