@@ -243,13 +243,16 @@ static int core_raw_json (lua_State *L) {
     C->out.p[C->out.n++] = s[i];
   }
   lua_settop(L, 1);
-  lua_newuserdatauv(L, 1, 0);
-  core_weakset(L, &RAWS_KEY);
-  lua_pushvalue(L, 2);
-  lua_pushlstring(L, C->out.p, C->out.n);
+  /* the text first: what allocates later may run a finalizer that
+     encodes, with this same scratch buffer */
+  lua_pushlstring(L, C->out.p, C->out.n);        /* 2 */
   if (C->out.cap > 65536) buf_free(L, &C->out);  /* keep no big scratch */
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  lua_newuserdatauv(L, 1, 0);                    /* 3 */
+  core_weakset(L, &RAWS_KEY);                    /* 4 */
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 2);
+  lua_rawset(L, 4);
+  lua_pushvalue(L, 3);
   return 1;
 }
 
