@@ -43,7 +43,10 @@ local function need(t, field, kind, what)
 end
 
 -- A schema is a Lua table or JSON text: the table the server checks
--- with, and what tools/list sends (wire_schema.lua), or nil.
+-- with, and what tools/list sends (wire_schema.lua), or nil. A Lua table
+-- is checked in its wire form too: a copy (later changes to the caller's
+-- table change nothing), its lists marked as arrays, as a validator needs
+-- to tell `items = {}` (any item) from a list of schemas.
 local function schema(v, what)
   if v == nil then return nil end
   if type(v) == "string" then
@@ -52,7 +55,8 @@ local function schema(v, what)
     return t, err
   end
   if type(v) ~= "table" then error(what .. ": schema must be a table or JSON text", 4) end
-  return v, wire_schema.from_table(v)
+  local wire = wire_schema.from_table(v)
+  return wire, wire
 end
 
 -- Check the names of definition `def` (of `kind`, named by its `key`

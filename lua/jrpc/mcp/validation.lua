@@ -13,7 +13,9 @@ local M = {}
 M.ARGUMENTS = { whole = "arguments", member = "argument" }
 M.OUTPUT = { whole = "structuredContent", member = "property" }
 
---- A check of values against `schema` (a decoded table): `check(value)`
+--- A check of values against `schema` (JSON text decoded, or a Lua-table
+--- schema in its wire form: a copy whose lists carry jrpc's array mark, so
+--- `items = {}` is a schema and `required = {}` a list): `check(value)`
 --- returns true, or false and a sentence saying what does not fit,
 --- worded with `names` (M.ARGUMENTS or M.OUTPUT).
 ---@param schema table
