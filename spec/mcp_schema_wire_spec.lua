@@ -83,3 +83,55 @@ for _, lua in ipairs(P.INTERPRETERS) do
     end)
   end)
 end
+
+-- {======================================================================
+-- Elicitation schemas: asked with ctx:request (legacy) and with
+-- mcp.input_required (2026-07-28 MRTR), a Lua-table requestedSchema goes
+-- out in its JSON shapes too
+-- =======================================================================
+
+local ELICITING = [==[
+local jrpc = require "jrpc"
+local mcp = require "jrpc.mcp"
+local loop = jrpc.uv.new(require "luv")
+local srv = mcp.server{ name = "eliciting", version = "1.0.0" }
+srv:tool{ name = "ask", description = "asks",
+  handler = function(_, ctx)
+    local answer = assert(ctx:request("elicitation/create", { message = "Confirm?",
+      requestedSchema = { type = "object", properties = { ok = { type = "boolean" } }, required = {} } }))
+    return answer.action
+  end }
+srv:serve_stdio(loop)
+]==]
+
+for _, lua in ipairs(P.INTERPRETERS) do
+  describe("an elicitation's Lua-table schema through the SDK client, server under " .. lua, function()
+    it("arrives with required as an array", function()
+      local steps, out = P.probe(ELICITING, lua, { { name = "ask", arguments = jrpc.object() } }, { elicit = true })
+      assert.are.equal('{"properties":{"ok":{"type":"boolean"}},"required":[],"type":"object"}',
+        P.canonical(jrpc.decode(assert(steps.elicited, out).requestedSchema)))
+      assert.are.same({ content = { { type = "text", text = "accept" } } }, steps["call ask"].result)
+    end)
+  end)
+end
+
+describe("an input_required result's elicitation schema (2026-07-28)", function()
+  it("goes out with required as an array", function()
+    local mcp = require "jrpc.mcp"
+    local server = mcp.server{ name = "spec", version = "0.1.0" }
+    server:tool{ name = "ask", description = "asks", handler = function()
+      return mcp.input_required{ confirm = { method = "elicitation/create", params = { message = "Confirm?",
+        requestedSchema = { type = "object", properties = {}, required = {} } } } }
+    end }
+    local lines = {}
+    local peer = jrpc.peer{ profile = "mcp", role = "server", send = function(bytes) lines[#lines + 1] = bytes end }
+    server:attach(peer)
+    peer:receive(assert(jrpc.encode{ jsonrpc = "2.0", id = 1, method = "tools/call", params = { name = "ask",
+      _meta = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+        ["io.modelcontextprotocol/clientCapabilities"] = { elicitation = jrpc.object() } } } }) .. "\n")
+    local answer = jrpc.decode(table.concat(lines))
+    assert.are.equal("input_required", answer.result.resultType)
+    assert.are.equal('{"properties":{},"required":[],"type":"object"}',
+      P.canonical(answer.result.inputRequests.confirm.params.requestedSchema))
+  end)
+end)

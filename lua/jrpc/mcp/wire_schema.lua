@@ -1,4 +1,4 @@
---- A tool's JSON Schema as it goes on the wire. A Lua table cannot tell
+--- A JSON Schema as it goes on the wire (a tool's; an elicitation's). A Lua table cannot tell
 -- an empty list from an empty map (`required = {}` would encode as `{}`,
 -- which clients reject), so the schema is copied with each keyword in the
 -- shape JSON Schema gives it: lists as arrays, maps of schemas as objects,
@@ -80,6 +80,22 @@ end
 ---@return table
 function M.from_table(schema)
   return walk(schema)
+end
+
+--- The params of an `elicitation/create` request, their `requestedSchema`
+--- (a Lua table) in its wire form; other params, and other methods', as
+--- they are. A copy when anything changes.
+---@param method string
+---@param params any
+---@return any
+function M.request_params(method, params)
+  if method ~= "elicitation/create" or type(params) ~= "table" or type(params.requestedSchema) ~= "table" then
+    return params
+  end
+  local out = {}
+  for k, v in pairs(params) do out[k] = v end
+  out.requestedSchema = walk(params.requestedSchema)
+  return out
 end
 
 --- A schema given as JSON text: the table the server checks with, and the
