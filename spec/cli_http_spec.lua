@@ -128,18 +128,18 @@ describe("jrpc call --http against examples/mcp/everything_server.lua", function
   end)
 
   it("a 400 with a JSON-RPC error: the status, then the error object; exit 1 (the header left out)", function()
-    assert.are.same({ 1, "", "jrpc: HTTP 400 Bad Request\n"
+    assert.are.same({ 1, "", "jrpc call: HTTP 400 Bad Request\n"
       .. '{"code":-32020,"message":"Header mismatch: mcp-method header is required"}\n' },
       { jrpc_cli("call", "--http", url, "--header", VERSION, "server/discover", "{" .. META .. "}") })
   end)
 
   it("a 404 with a JSON-RPC error (an unknown method)", function()
-    assert.are.same({ 1, "", 'jrpc: HTTP 404 Not Found\n{"code":-32601,"message":"Method not found"}\n' },
+    assert.are.same({ 1, "", 'jrpc call: HTTP 404 Not Found\n{"code":-32601,"message":"Method not found"}\n' },
       { jrpc_cli("call", "--http", url, "--header", VERSION, "--header", "Mcp-Method: nope", "nope", "{" .. META .. "}") })
   end)
 
   it("a status without a JSON-RPC body: the status alone (--header Host overrides ours: 421)", function()
-    assert.are.same({ 1, "", "jrpc: HTTP 421 Misdirected Request\n" },
+    assert.are.same({ 1, "", "jrpc call: HTTP 421 Misdirected Request\n" },
       { jrpc_cli("call", "--http", url, "--header", "Host: evil.example", "ping") })
   end)
 
@@ -174,7 +174,7 @@ describe("jrpc call --http against examples/mcp/everything_server.lua", function
     local status, out, err, took = timed_cli("call", "--http", url, "--header", VERSION, "--header",
       "Mcp-Method: tools/call", "--header", "Mcp-Name: test_tool_with_progress", "--timeout", "0.08",
       "tools/call", PROGRESS_CALL)
-    assert.are.same({ 1, "", "jrpc: no reply to tools/call within 0.08 s (--timeout)\n" }, { status, out, err })
+    assert.are.same({ 1, "", "jrpc call: no reply to tools/call within 0.08 s (--timeout)\n" }, { status, out, err })
     assert.is_true(took < 2, "took " .. took)
   end)
 
@@ -190,7 +190,7 @@ describe("jrpc call --http against examples/mcp/everything_server.lua", function
   end)
 
   it("--notify answered with another status: exit 1", function()
-    assert.are.same({ 1, "", "jrpc: HTTP 421 Misdirected Request\n" },
+    assert.are.same({ 1, "", "jrpc call: HTTP 421 Misdirected Request\n" },
       { jrpc_cli("call", "--http", url, "--header", "Host: evil.example", "--notify", "note") })
   end)
 end)
@@ -240,7 +240,7 @@ describe("jrpc call --http against node/jayson_http_server.js", function()
     if not need_node() then return end
     assert.are.same({ 0, '"text/plain"\n', "" },
       { jrpc_cli("call", "--http", at, "--header", "accept: text/plain", "header", '["accept"]') })
-    assert.are.same({ 1, "", "jrpc: HTTP 415 Unsupported Media Type\n" },
+    assert.are.same({ 1, "", "jrpc call: HTTP 415 Unsupported Media Type\n" },
       { jrpc_cli("call", "--http", at, "--header", "content-type: text/plain", "add", "[1,2]") })
   end)
 
@@ -282,7 +282,7 @@ describe("jrpc call --http against node/sse_http_server.js (answers shaped to be
 
   it("a 200 with no response in it: exit 1", function()
     if not has_node() then return pending("needs node and `make node-deps`") end
-    assert.are.same({ 1, "", "jrpc: HTTP 200 OK without a reply to m\n" },
+    assert.are.same({ 1, "", "jrpc call: HTTP 200 OK without a reply to m\n" },
       { jrpc_cli("call", "--http", ("http://127.0.0.1:%d/empty"):format(port), "m") })
   end)
 end)
@@ -311,7 +311,7 @@ describe("jrpc call --http over HTTPS (jayson with a certificate from a test CA)
 
   it("untrusted (the system store does not hold the test CA): exit 3, libssl's reason", function()
     if not has_node() then return pending("needs node and `make node-deps`") end
-    assert.are.same({ 3, "", ("jrpc: cannot connect to %s: certificate verify failed: unable to get local issuer "
+    assert.are.same({ 3, "", ("jrpc call: cannot connect to %s: certificate verify failed: unable to get local issuer "
       .. "certificate\n"):format(at) }, { jrpc_cli("call", "--http", at, "add", "[1,2]") })
   end)
 
@@ -324,7 +324,7 @@ describe("jrpc call --http over HTTPS (jayson with a certificate from a test CA)
     if not has_node() then return pending("needs node and `make node-deps`") end
     local status, out, err = jrpc_cli("call", "--http", at, "--ca-file", "README.md", "add", "[1,2]")
     assert.are.same({ 3, "" }, { status, out })
-    local want = ("jrpc: cannot connect to %s: tls_client: cannot load ca_file 'README.md': "):format(at)
+    local want = ("jrpc call: cannot connect to %s: tls_client: cannot load ca_file 'README.md': "):format(at)
     assert.are.equal(want, err:sub(1, #want))
     assert.are.equal(1, select(2, err:gsub("\n", "")), err)
   end)
@@ -333,7 +333,7 @@ end)
 describe("jrpc call --http: no connection, no answer", function()
   it("connection refused: exit 3", function()
     local port = free_port()
-    assert.are.same({ 3, "", ("jrpc: cannot connect to http://127.0.0.1:%d/mcp: ECONNREFUSED\n"):format(port) },
+    assert.are.same({ 3, "", ("jrpc call: cannot connect to http://127.0.0.1:%d/mcp: ECONNREFUSED\n"):format(port) },
       { jrpc_cli("call", "--http", ("http://127.0.0.1:%d/mcp"):format(port), "ping") })
   end)
 
@@ -348,7 +348,7 @@ describe("jrpc call --http: no connection, no answer", function()
     finally(function() tcp:close(); uv.run("nowait") end)
     local status, out, err, took = timed_cli("call", "--http", ("http://127.0.0.1:%d/"):format(port),
       "--timeout", "0.3", "ping")
-    assert.are.same({ 1, "", "jrpc: no reply to ping within 0.3 s (--timeout)\n" }, { status, out, err })
+    assert.are.same({ 1, "", "jrpc call: no reply to ping within 0.3 s (--timeout)\n" }, { status, out, err })
     assert.is_true(took >= 0.3 and took < 2, "took " .. took)
   end)
 end)

@@ -123,19 +123,23 @@ for _, era in ipairs{ "modern", "legacy", "probed" } do
 
     it("call: a result with isError prints its text on stdout, then exits 1", function()
       assert.same({ 1, "Tool test_error_handling failed: internal error\n",
-        ERROR_TOOL_STDERR .. "jrpc: tool test_error_handling returned an error (isError)\n" },
+        ERROR_TOOL_STDERR .. "jrpc mcp: tool test_error_handling returned an error (isError)\n" },
         ev("call", "test_error_handling"))
     end)
 
-    it("call: an error reply (an unknown tool, a missing argument) is its error object on stderr, exit 1", function()
+    it("call: an error reply (an unknown tool) is its error object on stderr, exit 1", function()
       assert.same({ 1, "", '{"code":-32602,"message":"Invalid params: unknown tool nope"}\n' }, ev("call", "nope"))
-      assert.same({ 1, "", '{"code":-32602,"message":"Invalid params: argument \\"message\\" is required"}\n' },
-        ev("call", "test_echo"))
     end)
 
-    it("resources, read (text; a blob summarized), and an unknown URI", function()
+    it("call: a missing argument is an isError result (2025-11-25 and later), exit 1", function()
+      assert.same({ 1, 'Invalid arguments for tool test_echo: argument "message" is required\n',
+        "jrpc mcp: tool test_echo returned an error (isError)\n" }, ev("call", "test_echo"))
+    end)
+
+    it("resources (then the resource templates), read (text; a blob summarized), and an unknown URI", function()
       assert.same({ 0, lines{ "test://static-text\tStatic Text Resource", "test://static-binary\tStatic Binary Resource",
-        "test://watched-resource\tWatched Resource" }, "" }, ev("resources"))
+        "test://watched-resource\tWatched Resource", "test://template/{id}/data\tResource Template" }, "" },
+        ev("resources"))
       assert.same({ 0, "This is the content of the static text resource.\n", "" }, ev("read", "test://static-text"))
       assert.same({ 0, "[blob image/png, 96 bytes base64]\n", "" }, ev("read", "test://static-binary"))
       local not_found = era == "legacy"
@@ -175,23 +179,25 @@ end
 
 describe("jrpc mcp: commands that fail", function()
   it("a command that exits at once: exit 3", function()
-    assert.same({ 3, "", "jrpc: the connection ended before the reply: process exited with code 0\n" },
+    assert.same({ 3, "", "jrpc mcp: the connection ended before the reply: process exited with code 0\n" },
       mcp("--stdio", "exit 0", "tools"))
-    assert.same({ 3, "", "jrpc: the connection ended before the reply: process exited with code 7\n" },
+    assert.same({ 3, "", "jrpc mcp: the connection ended before the reply: process exited with code 7\n" },
       mcp("--stdio", "exit 7", "call", "t"))
   end)
 
-  it("a server that never answers: --timeout, exit 1", function()
-    assert.same({ 1, "", "jrpc: no reply within 0.3 s (--timeout) to tools\n" },
+  it("a server that never answers: --timeout, exit 1, and how long it really waited", function()
+    assert.same({ 1, "", "jrpc mcp: no reply to tools within 0.3 s (--timeout)\n" },
       mcp("--stdio", "cat > /dev/null", "--era", "modern", "--timeout", "0.3", "tools"))
     -- probed: server/discover gets no answer, nor does initialize after it
-    assert.same({ 1, "", "jrpc: no reply within 0.2 s (--timeout) to read\n" },
-      mcp("--stdio", "cat > /dev/null", "--timeout", "0.2", "read", "x://y"))
+    assert.same({ 1, "", "jrpc mcp: no reply to read within 0.4 s (server/discover waited up to 0.2 s, "
+      .. "then --timeout 0.2 s)\n" }, mcp("--stdio", "cat > /dev/null", "--timeout", "0.2", "read", "x://y"))
   end)
 
-  it("--http to a port nobody listens on: exit 3, the URL named (as jrpc call --http names it)", function()
-    assert.same({ 3, "", "jrpc: cannot connect to http://127.0.0.1:1/mcp: ECONNREFUSED\n" },
+  it("--http to a port nobody listens on: exit 3, worded as jrpc call --http words it", function()
+    assert.same({ 3, "", "jrpc mcp: cannot connect to http://127.0.0.1:1/mcp: ECONNREFUSED\n" },
       mcp("--http", "http://127.0.0.1:1/mcp", "tools"))
+    local status, out, err = S.shell("bin/jrpc call --http http://127.0.0.1:1/mcp tools/list")
+    assert.same({ 3, "", "jrpc call: cannot connect to http://127.0.0.1:1/mcp: ECONNREFUSED\n" }, { status, out, err })
   end)
 end)
 
@@ -309,14 +315,16 @@ describe("jrpc mcp against @modelcontextprotocol/server-everything 2026.8.31", f
     assert.same({ 0, lines{ "Here's the image you requested:", "[image image/png, 5380 bytes base64]",
       "The image above is the MCP logo." }, BANNER }, mcp("--stdio", CMD, "call", "get-tiny-image"))
     assert.same({ 1, "MCP error -32602: Tool nope not found\n",
-      BANNER .. "jrpc: tool nope returned an error (isError)\n" }, mcp("--stdio", CMD, "call", "nope"))
+      BANNER .. "jrpc mcp: tool nope returned an error (isError)\n" }, mcp("--stdio", CMD, "call", "nope"))
   end)
 
   it("resources, read (the document it ships, byte for byte), prompts, prompt", function()
     local r = mcp("--stdio", CMD, "resources")
     assert.same({ 0, BANNER }, { r[1], r[3] })
     assert.same("demo://resource/static/document/architecture.md\tarchitecture.md\n", r[2]:match("^[^\n]*\n"))
-    assert.same(7, select(2, r[2]:gsub("\n", "")))
+    assert.same(9, select(2, r[2]:gsub("\n", "")))  -- 7 resources, then 2 templates
+    assert.same("demo://resource/dynamic/text/{resourceId}\tDynamic Text Resource\n"
+      .. "demo://resource/dynamic/blob/{resourceId}\tDynamic Blob Resource\n", r[2]:match("demo://resource/dynamic.*$"))
     local doc = files.read("node/node_modules/@modelcontextprotocol/server-everything/dist/docs/architecture.md")
     assert.same({ 0, doc:sub(-1) == "\n" and doc or doc .. "\n", BANNER },
       mcp("--stdio", CMD, "read", "demo://resource/static/document/architecture.md"))
@@ -397,7 +405,7 @@ describe("jrpc mcp against @modelcontextprotocol/server-filesystem 2026.8.31", f
 
   it("a path outside the allowed directory: its error text on stdout, exit 1", function()
     assert.same({ 1, "Access denied - path outside allowed directories: /etc/passwd not in " .. dir .. "\n",
-      "jrpc: tool read_text_file returned an error (isError)\n" },
+      "jrpc mcp: tool read_text_file returned an error (isError)\n" },
       fs("call", "read_text_file", '{"path":"/etc/passwd"}'))
   end)
 

@@ -85,6 +85,7 @@ describe("jrpc (bin/jrpc)", function()
       "commands:",
       "  call   send one JSON-RPC request and print its result (or --notify)",
       "  mcp    talk to an MCP server: list and call tools, read resources, get prompts",
+      "  run    run a Lua script with this jrpc's module paths (for MCP hosts)",
       "",
       "  jrpc COMMAND --help   a command's options and exit status",
       "  jrpc --version        the version",
@@ -197,7 +198,7 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
 
   it("--timeout: no reply in time is exit 1 with a clear message", function()
     local status, out, err, took = timed_cli("call", "--stdio", "cat > /dev/null", "--timeout", "0.3", "slow")
-    assert.are.same({ 1, "", "jrpc: no reply to slow within 0.3 s (--timeout)\n" }, { status, out, err })
+    assert.are.same({ 1, "", "jrpc call: no reply to slow within 0.3 s (--timeout)\n" }, { status, out, err })
     assert.is_true(took >= 0.3 and took < 2, "took " .. took)
   end)
 
@@ -232,12 +233,12 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
   end)
 
   it("a command that ends before the reply is exit 3", function()
-    assert.are.same({ 3, "", "jrpc: the connection ended before the reply: process exited with code 7\n" },
+    assert.are.same({ 3, "", "jrpc call: the connection ended before the reply: process exited with code 7\n" },
       { jrpc_cli("call", "--stdio", "exit 7", "ping") })
     local status, out, err = jrpc_cli("call", "--stdio", "./no-such-command-here", "ping")
     assert.are.same({ 3, "" }, { status, out })
     assert.truthy(err:find("no-such-command-here: not found\n"
-      .. "jrpc: the connection ended before the reply: process exited with code 127\n", 1, true), err)
+      .. "jrpc call: the connection ended before the reply: process exited with code 127\n", 1, true), err)
   end)
 end)
 
@@ -276,7 +277,7 @@ describe("jrpc call --tcp against examples/tcp_server.lua", function()
   it("--timeout against a slow method: exit 1", function()
     local status, out, err, took = timed_cli("call", "--tcp", "127.0.0.1:" .. ndjson_port, "--timeout", "0.2",
       "slow", "[5]")
-    assert.are.same({ 1, "", "jrpc: no reply to slow within 0.2 s (--timeout)\n" }, { status, out, err })
+    assert.are.same({ 1, "", "jrpc call: no reply to slow within 0.2 s (--timeout)\n" }, { status, out, err })
     assert.is_true(took < 2, "took " .. took)
   end)
 
@@ -305,7 +306,7 @@ describe("jrpc call --tcp against examples/tcp_server.lua", function()
 
   it("connection refused: exit 3", function()
     local port = free_port()
-    assert.are.same({ 3, "", ("jrpc: cannot connect to 127.0.0.1:%d: ECONNREFUSED\n"):format(port) },
+    assert.are.same({ 3, "", ("jrpc call: cannot connect to 127.0.0.1:%d: ECONNREFUSED\n"):format(port) },
       { jrpc_cli("call", "--tcp", "127.0.0.1:" .. port, "ping") })
   end)
 end)

@@ -297,7 +297,7 @@ describe("the jrpc command over HTTP: at most once", function()
     end, 20)
     assert.are.same({ "1.1 server/discover", "1.2 tools/call" }, srv.methods())
     assert.are.equal(1, srv.runs)
-    assert.are.same({ 3, "", "jrpc: " .. UNKNOWN .. "\n" }, r)
+    assert.are.same({ 3, "", "jrpc mcp: " .. UNKNOWN .. "\n" }, r)
   end)
 
   it("jrpc call --http: answered, then a call whose connection closed after it was read: exit 3, sent once",
@@ -316,7 +316,7 @@ describe("the jrpc command over HTTP: at most once", function()
       srv.close()
     end, 20)
     assert.are.same({ 0, '"ran 1"\n', "" }, r1)
-    assert.are.same({ 3, "", "jrpc: " .. UNKNOWN .. "\n" }, r2)
+    assert.are.same({ 3, "", "jrpc call: " .. UNKNOWN .. "\n" }, r2)
     local params = {}
     for i, req in ipairs(srv.seen) do
       params[i] = ("%d.%d %s"):format(req.conn, req.n, jrpc.encode(jrpc.decode(req.body).params))

@@ -131,10 +131,11 @@ describe("jrpc.mcp Mcp-Param headers", function()
       local http = new_server()
       local p = http.port
       -- null: no header expected, so the header check passes and the
-      -- arguments check answers (days must be an integer)
-      assert.are.same({ 400, "application/json", { jsonrpc = "2.0", id = 1, error = { code = -32602,
-        message = 'Invalid params: argument "days" must be of type integer' } } },
-        { weather(p, 1, { region = "eu", days = jrpc.null }, { "Mcp-Param-Region: eu" }) })
+      -- arguments check answers (days must be an integer: an isError result)
+      local got_status, kind, answer = weather(p, 1, { region = "eu", days = jrpc.null }, { "Mcp-Param-Region: eu" })
+      assert.are.same({ 200, "application/json", { { type = "text",
+        text = 'Invalid arguments for tool weather: argument "days" must be of type integer' } }, true },
+        { got_status, kind, answer.result.content, answer.result.isError })
       -- a tool without marks, and an unknown tool, check no Mcp-Param header
       local status, _, body = H.post(p, H.modern_headers("tools/call", "plain", { "Mcp-Param-Region: x" }),
         call(2, "plain", {}))

@@ -99,10 +99,14 @@ describe("jrpc.mcp server, 2026-07-28", function()
   it("calls tools: text, argument checks, isError without leaks, wire errors", function()
     assert.same({ content = { { type = "text", text = "5" } }, resultType = "complete", _meta = SERVER_META },
       call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = 2, b = 3 } })[1].result)
-    assert.same({ code = -32602, message = 'Invalid params: argument "b" is required' },
-      call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = 2 } })[1].error)
-    assert.same({ code = -32602, message = 'Invalid params: argument "a" must be of type number' },
-      call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = "2", b = 3 } })[1].error)
+    -- arguments that do not fit are a result the model reads (SEP-1303)
+    assert.same({ content = { { type = "text", text = 'Invalid arguments for tool add: argument "b" is required' } },
+      isError = true, resultType = "complete", _meta = SERVER_META },
+      call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = 2 } })[1].result)
+    assert.same({ content = { { type = "text",
+      text = 'Invalid arguments for tool add: argument "a" must be of type number' } }, isError = true,
+      resultType = "complete", _meta = SERVER_META },
+      call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = "2", b = 3 } })[1].result)
     assert.same({ content = { { type = "text", text = "Tool boom failed: internal error" } }, isError = true,
       resultType = "complete", _meta = SERVER_META }, call("tools/call", { _meta = modern_meta(), name = "boom" })[1].result)
     assert.same({ code = -32000, message = "custom" }, call("tools/call", { _meta = modern_meta(), name = "wire" })[1].error)

@@ -165,12 +165,9 @@ static int core_rawid (lua_State *L) {
 ** core.null (Neovim's vim.NIL). Per lua_State (a registry set with weak
 ** keys); the encoder looks it up only when it meets a userdata.
 */
-static int core_add_null (lua_State *L) {
-  int t = lua_type(L, 1);
-  luaL_argcheck(L, t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA, 1,
-                "a userdata expected");
-  lua_settop(L, 1);
-  lua_pushlightuserdata(L, (void *)&NULLS_KEY);
+/* push the registry table with weak keys under 'key', made on first use */
+static void core_weakset (lua_State *L, const char *key) {
+  lua_pushlightuserdata(L, (void *)key);
   lua_rawget(L, LUA_REGISTRYINDEX);
   if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
@@ -179,14 +176,84 @@ static int core_add_null (lua_State *L) {
     lua_pushliteral(L, "k");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_pushlightuserdata(L, (void *)&NULLS_KEY);
+    lua_pushlightuserdata(L, (void *)key);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
   }
+}
+
+
+static int core_add_null (lua_State *L) {
+  int t = lua_type(L, 1);
+  luaL_argcheck(L, t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA, 1,
+                "a userdata expected");
+  lua_settop(L, 1);
+  core_weakset(L, &NULLS_KEY);
   lua_pushvalue(L, 1);
   lua_pushboolean(L, 1);
   lua_rawset(L, -3);
   return 0;
+}
+
+
+/*
+** core.raw_json(json [, max_depth]) -> a value the encoder writes as this
+** very text, or nil, msg when it is not valid JSON. Whitespace outside
+** strings is dropped (a message stays one line); nothing else changes:
+** the key order, number tokens and escapes are the author's (a decoded
+** table would lose the order). The value is a userdata, so its checked
+** text cannot change; the text is kept in a registry table with weak
+** keys, looked up only when the encoder meets a userdata.
+*/
+static int core_raw_json (lua_State *L) {
+  Codec *C = SCRATCH;
+  size_t len, i;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *e = s + len, *end;
+  lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  int in_string = 0;
+  Scan S;
+  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
+                "max_depth must be from 1 to 1000");
+  memset(&S, 0, sizeof(S));
+  S.max_depth = (int)depth;
+  end = scan_value(&S, scan_skipws(s, e), e, 0);
+  if (end != NULL && scan_skipws(end, e) != e)
+    end = scan_fail(&S, scan_skipws(end, e), "trailing characters");
+  if (end == NULL) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s at byte %d", S.err, (int)(S.at - s) + 1);
+    return 2;
+  }
+  if (S.has_nul) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "strings holding \\u0000 are not supported");
+    return 2;
+  }
+  C->out.n = 0;
+  buf_reserve(L, &C->out, len);
+  for (i = 0; i < len; i++) {  /* valid JSON: a quote inside a string is escaped */
+    char c = s[i];
+    if (in_string) {
+      if (c == '\\') C->out.p[C->out.n++] = s[i++];
+      else if (c == '"') in_string = 0;
+    }
+    else if (c == '"') in_string = 1;
+    else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    C->out.p[C->out.n++] = s[i];
+  }
+  lua_settop(L, 1);
+  /* the text first: what allocates later may run a finalizer that
+     encodes, with this same scratch buffer */
+  lua_pushlstring(L, C->out.p, C->out.n);        /* 2 */
+  if (C->out.cap > 65536) buf_free(L, &C->out);  /* keep no big scratch */
+  lua_newuserdatauv(L, 1, 0);                    /* 3 */
+  core_weakset(L, &RAWS_KEY);                    /* 4 */
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 2);
+  lua_rawset(L, 4);
+  lua_pushvalue(L, 3);
+  return 1;
 }
 
 
@@ -239,6 +306,7 @@ static const luaL_Reg core_funcs[] = {
   {"decode", core_decode},
   {"peek", core_peek},
   {"rawid", core_rawid},
+  {"raw_json", core_raw_json},
   {"http_response", http_response},
   {"http_stream_head", http_stream_head},
   {"http_chunk", http_chunk},

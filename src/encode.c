@@ -242,6 +242,30 @@ static int is_extra_null (lua_State *L, int idx) {
 }
 
 
+/*
+** Append the text of the userdata at 'idx' when it is one of
+** core.raw_json's values (its text was checked and made one line when it
+** was made); 0 when it is not one. A lookup like is_extra_null's.
+*/
+static int enc_raw (lua_State *L, Buf *b, int idx) {
+  int found = 0;
+  luaL_checkstack(L, 2, "nesting too deep");
+  lua_pushlightuserdata(L, (void *)&RAWS_KEY);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_istable(L, -1)) { lua_pop(L, 1); return 0; }
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    buf_add(L, b, s, len);
+    found = 1;
+  }
+  lua_pop(L, 2);
+  return found;
+}
+
+
 static int enc_value (Enc *E, int idx, int depth) {
   lua_State *L = E->L;
   switch (lua_type(L, idx)) {
@@ -278,6 +302,7 @@ static int enc_value (Enc *E, int idx, int depth) {
         buf_addlit(L, E->b, "null");
         return 1;
       }
+      if (lua_type(L, idx) == LUA_TUSERDATA && enc_raw(L, E->b, idx)) return 1;
       return enc_fail(E, lua_type(L, idx) == LUA_TUSERDATA ? "cannot encode a userdata"
                                                           : "cannot encode a light userdata");
     case LUA_TTABLE:

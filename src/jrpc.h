@@ -413,6 +413,7 @@ typedef struct Codec {
 */
 static const char NULLS_KEY = 0;       /* core.add_null's set: {[v] = true} */
 static const char CODEC_NULL_KEY = 0;  /* codec -> its option 'null' (weak keys) */
+static const char RAWS_KEY = 0;        /* core.raw_json's values: {[ud] = text} */
 
 static int codec_new (lua_State *L);
 static void codec_open (lua_State *L);

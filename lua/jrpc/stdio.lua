@@ -2,12 +2,19 @@
 -- Only protocol messages go to stdout; logs go to stderr.
 local peer_mod = require "jrpc.peer"
 local options = require "jrpc.options"
+local stdout = require "jrpc.stdout"
 
 local M = {}
 
---- Write bytes to stdout and flush them (the default `send`).
+--- Write bytes to stdout and flush them (the default `send`); once stdout
+--- is kept for the protocol (an MCP server's `serve_stdio` does that), to
+--- the descriptor kept (jrpc.stdout).
 ---@param bytes string
 function M.send(bytes)
+  if stdout.kept() then
+    stdout.write(bytes)
+    return
+  end
   io.stdout:write(bytes)
   io.stdout:flush()
 end

@@ -180,6 +180,8 @@ local cyc = {}
 cyc[1] = cyc
 rec("encode", core.encode(cyc), core.encode({ 1, x = 2 }), core.encode(print), core.encode({ { { 1 } } }, 2))
 rec("rawid", core.rawid("é\"\n"), core.rawid(-17), core.rawid(2 ^ 53))
+local raw = core.raw_json(' {"z" : [1, 2.50],\n "a": {}} ')
+rec("raw_json", core.encode({ raw, { raw } }), core.raw_json("[1"), core.raw_json('"\\u0000"'))
 -- }=========================================================================
 
 -- {=================== HTTP reader, writers, crypto ==========================

@@ -6,13 +6,22 @@
 ** for our reply. This reads like "L" but returns after at most 'max' bytes,
 ** so the codec's max_message_bytes bounds memory on this transport too.
 **
+** It also keeps stdout for a stdio transport's protocol alone (keep_stdout,
+** write): a print() in a handler must not land in the middle of the
+** message stream.
+**
 ** It is kept out of jrpc.core on purpose: the core does no I/O.
 */
-#define _POSIX_C_SOURCE 200809L  /* flockfile, getc_unlocked */
+#define _POSIX_C_SOURCE 200809L  /* flockfile, getc_unlocked, F_DUPFD_CLOEXEC */
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#if !defined(_WIN32)
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -117,9 +126,91 @@ static int lr_read (lua_State *L) {
 }
 
 
+static int lr_fail (lua_State *L, const char *what) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: %s", what, strerror(errno));
+  return 2;
+}
+
+
+#if !defined(_WIN32)
+
+static int kept_stdout = -1;  /* the protocol's descriptor, once kept */
+
+/*
+** lineread.keep_stdout() -> fd: a private descriptor for what stdout was
+** (close-on-exec, so children do not hold the protocol stream open), and
+** descriptor 1 made a copy of stderr, so that everything else written to
+** stdout (print, io.write, io.stdout, C code, children) goes to stderr.
+** C's stdout is flushed first: bytes already buffered were meant for the
+** old stdout. The same fd on later calls (descriptors are the process's);
+** nil, msg when a descriptor cannot be made.
+*/
+static int lr_keep_stdout (lua_State *L) {
+  int fd;
+  if (kept_stdout >= 0) {
+    lua_pushinteger(L, kept_stdout);
+    return 1;
+  }
+  fflush(stdout);
+  fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) return lr_fail(L, "cannot keep stdout");
+  if (dup2(2, 1) < 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return lr_fail(L, "cannot point stdout at stderr");
+  }
+  kept_stdout = fd;
+  lua_pushinteger(L, fd);
+  return 1;
+}
+
+
+/*
+** lineread.write(fd, bytes) -> true, or nil, msg: all of 'bytes' to the
+** descriptor, for the blocking transport (whose descriptors block; an
+** interrupted write is resumed, any other failure is the answer).
+*/
+static int lr_write (lua_State *L) {
+  lua_Integer fd = luaL_checkinteger(L, 1);
+  size_t len, done = 0;
+  const char *s = luaL_checklstring(L, 2, &len);
+  luaL_argcheck(L, fd >= 0 && fd <= 0x7fffffff, 1, "not a descriptor");
+  while (done < len) {
+    ssize_t n = write((int)fd, s + done, len - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return lr_fail(L, "write error");
+    }
+    done += (size_t)n;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+#else
+
+static int lr_keep_stdout (lua_State *L) {
+  lua_pushnil(L);
+  lua_pushliteral(L, "cannot keep stdout: not supported on this system");
+  return 2;
+}
+
+static int lr_write (lua_State *L) {
+  return luaL_error(L, "lineread.write: not supported on this system");
+}
+
+#endif
+
+
 LR_EXPORT int luaopen_jrpc_lineread (lua_State *L) {
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 3);
   lua_pushcfunction(L, lr_read);
   lua_setfield(L, -2, "read");
+  lua_pushcfunction(L, lr_keep_stdout);
+  lua_setfield(L, -2, "keep_stdout");
+  lua_pushcfunction(L, lr_write);
+  lua_setfield(L, -2, "write");
   return 1;
 }

@@ -54,6 +54,14 @@ function core.peek(json, max_depth) end
 ---@param v userdata|lightuserdata
 function core.add_null(v) end
 
+--- A value the encoder writes as this JSON text (whitespace outside strings dropped, key
+--- order and number tokens kept), or nil and why when it is not valid JSON.
+---@param json string
+---@param max_depth? integer
+---@return userdata|nil raw
+---@return string|nil err
+function core.raw_json(json, max_depth) end
+
 --- The JSON text of an id: integer -> `17`, string -> `"abc"` (escaped). Raises for anything else.
 ---@param id integer|string
 ---@return string
@@ -451,5 +459,18 @@ local lineread = {}
 ---@return string|nil line
 ---@return string|nil msg
 function lineread.read(file, max) end
+
+--- Keep stdout for the protocol: a private close-on-exec copy of descriptor 1 (returned),
+--- and descriptor 1 made a copy of stderr. The same fd on later calls; nil, msg on failure.
+---@return integer|nil fd
+---@return string|nil msg
+function lineread.keep_stdout() end
+
+--- Write all of `bytes` to descriptor `fd` (blocking); true, or nil, msg.
+---@param fd integer
+---@param bytes string
+---@return true|nil ok
+---@return string|nil msg
+function lineread.write(fd, bytes) end
 
 return core

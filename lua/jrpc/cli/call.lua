@@ -44,7 +44,7 @@ error; 3 cannot spawn or connect (--http: TLS refused too), or the
 connection ended before the reply.
 
 With --http the request is sent at most once: when the connection closes
-after it was sent and before any answer came, jrpc exits 3 with "jrpc:
+after it was sent and before any answer came, jrpc exits 3 with "jrpc call:
 connection closed after the request was sent; its outcome is unknown (not
 retried)" (the server may have acted on it) and does not send it again.]]
 
@@ -76,7 +76,7 @@ end
 -- `failure` or `http_status`) -> what to print and the exit code.
 local function report_failure(err, opts)
   if err.code == "timeout" or err.failure == "timeout" then
-    output.err(("jrpc: no reply to %s within %g s (--timeout)"):format(opts.method, opts.timeout))
+    output.say(("no reply to %s within %g s (--timeout)"):format(opts.method, opts.timeout))
     return output.FAILED
   end
   local code = cli_http.report(err, opts, opts.method)
@@ -85,10 +85,10 @@ local function report_failure(err, opts)
     output.error_object(err)
     return output.FAILED
   elseif err.code == "closed" then
-    output.err("jrpc: the connection ended before the reply: " .. tostring(err.message))
+    output.say("the connection ended before the reply: " .. tostring(err.message))
     return output.CONNECT
   end
-  output.err("jrpc: " .. tostring(err))
+  output.say(tostring(err))
   return output.FAILED
 end
 
@@ -102,7 +102,7 @@ end
 local function notify(peer, opts)
   local ok, err = peer:notify(opts.method, opts.params)
   if not ok then
-    output.err("jrpc: " .. tostring(err))
+    output.say(tostring(err))
     return output.FAILED
   end
   return output.OK
@@ -110,7 +110,7 @@ end
 
 local function connect_timed_out(opts)
   return function()
-    output.err(("jrpc: connect to %s: no connection within %g s (--timeout)"):format(opts.tcp, opts.timeout))
+    output.say(("connect to %s: no connection within %g s (--timeout)"):format(opts.tcp, opts.timeout))
     os.exit(output.CONNECT)
   end
 end
@@ -131,7 +131,7 @@ local function session(loop, opts)
   if opts.http then return http_session(loop, opts) end
   local conn, err = transport.open(loop, opts, peer_options(), connect_timed_out(opts))
   if conn == nil then
-    output.err("jrpc: " .. tostring(err))
+    output.say(tostring(err))
     return output.CONNECT
   end
   if opts.trace then trace.tap(conn, opts.framing, output.err) end
@@ -154,7 +154,7 @@ function M.run(opts, list)
   opts.method, opts.params = method, params
   local ok, uv = pcall(require, "luv")
   if not ok then
-    output.err("jrpc: cannot load luv, which the jrpc command needs (Debian: lua-luv; LuaRocks: luv)")
+    output.say("cannot load luv, which the jrpc command needs (Debian: lua-luv; LuaRocks: luv)")
     return output.CONNECT
   end
   local loop = jrpc.uv.new(uv, { catch_sigpipe = true })

@@ -133,23 +133,23 @@ end
 -- and the exit code.
 local FAILURES = {
   connect = function(err, opts)
-    output.err(("jrpc: cannot connect to %s: %s"):format(opts.http, tostring(err.cause or err.message)))
+    output.say(("cannot connect to %s: %s"):format(opts.http, tostring(err.cause or err.message)))
     return output.CONNECT
   end,
   outcome_unknown = function(err)  -- the message says it all; never sent again
-    output.err("jrpc: " .. err.message)
+    output.say(err.message)
     return output.CONNECT
   end,
   closed = function(err)
-    output.err("jrpc: the connection ended before the reply: " .. err.message)
+    output.say("the connection ended before the reply: " .. err.message)
     return output.CONNECT
   end,
   no_answer = function(err, _, what)
-    output.err(("jrpc: HTTP %d %s without a reply to %s"):format(err.http_status, err.http_reason, what))
+    output.say(("HTTP %d %s without a reply to %s"):format(err.http_status, err.http_reason, what))
     return output.FAILED
   end,
   failed = function(err, opts)
-    output.err(("jrpc: %s: %s"):format(opts.http, err.message))
+    output.say(("%s: %s"):format(opts.http, err.message))
     return output.FAILED
   end,
 }
@@ -170,7 +170,7 @@ function M.report(err, opts, what)
     return fn(err, opts, what)
   end
   if err.http_status == nil then return nil end
-  output.err(("jrpc: HTTP %d %s"):format(err.http_status, err.http_reason))
+  output.say(("HTTP %d %s"):format(err.http_status, err.http_reason))
   if type(err.code) == "number" then output.error_object(err) end
   return output.FAILED
 end

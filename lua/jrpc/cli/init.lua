@@ -4,6 +4,8 @@
 --   name, summary, usage, help   the texts for --help and usage errors
 --   options                      option specs for jrpc.cli.args
 --   run(opts, words)             -> exit code, or nil and a usage problem
+--   raw                          (optional) true: the words after the
+--                                command are passed on unparsed
 -- and is listed in COMMANDS below (and in the rockspec). The dispatcher does
 -- the rest: parsing, --help, usage errors, exit code 2.
 local args = require "jrpc.cli.args"
@@ -15,7 +17,7 @@ local M = {}
 M.VERSION = "scm-1"
 
 -- In the order --help lists them.
-local COMMANDS = { "call", "mcp" }
+local COMMANDS = { "call", "mcp", "run" }
 
 local function command(name)
   for _, n in ipairs(COMMANDS) do
@@ -55,6 +57,17 @@ local function wants_help(argv, first)
 end
 
 local function run_command(cmd, argv)
+  output.set_command(cmd.name)
+  if cmd.raw then
+    -- e.g. `jrpc run server.lua --http ...`: the script's options are its own
+    if argv[2] == "--help" or argv[2] == "-h" then
+      io.stdout:write("usage: ", cmd.usage, "\n\n", cmd.help, "\n")
+      return output.OK
+    end
+    local code, problem = cmd.run({}, { (table.unpack or unpack)(argv, 2, #argv) })  -- luacheck: ignore 143
+    if code == nil then return usage_error("jrpc " .. cmd.name, problem, cmd.usage) end
+    return code
+  end
   if wants_help(argv, 2) then
     io.stdout:write("usage: ", cmd.usage, "\n\n", cmd.help, "\n")
     return output.OK

@@ -32,7 +32,9 @@ thing and prints it on stdout:
                           content summarized, e.g. [image image/png, 1234
                           bytes base64]; a result with isError is printed
                           too (on stdout), then exits 1
-  resources               one line per resource: its URI, a tab, its name
+  resources               one line per resource: its URI, a tab, its name;
+                          then one per resource template: its URI
+                          template, a tab, its name
   read URI                the resource's text (a blob summarized)
   prompts                 one line per prompt: its name, a tab, the first
                           line of its description
@@ -155,8 +157,12 @@ end
 -- The client options every transport shares. The probe waits at most 5 s
 -- for a legacy server that never answers server/discover; never longer
 -- than --timeout.
+local function discover_wait(opts)
+  return math.min(5, opts.timeout)
+end
+
 local function client_options(opts)
-  return { era = opts.era, timeout = opts.timeout, discover_timeout = math.min(5, opts.timeout) }
+  return { era = opts.era, timeout = opts.timeout, discover_timeout = discover_wait(opts) }
 end
 
 -- Over stdio the messages are shown as the bytes on the pipe (the same tap
@@ -272,10 +278,18 @@ function RUN.tools(client)
   return output.OK
 end
 
+-- Resources, then resource templates (a server without templates may
+-- not know the method: -32601 is no templates).
 function RUN.resources(client)
   local resources, err = client:list_resources()
   if not resources then return nil, err end
   put_lines(resources, "uri", function(r) return tostring(r.name or "") end)
+  local templates, terr = client:list_resource_templates()
+  if not templates then
+    if terr.code == jrpc.codes.METHOD_NOT_FOUND then return output.OK end
+    return nil, terr
+  end
+  put_lines(templates, "uriTemplate", function(t) return tostring(t.name or "") end)
   return output.OK
 end
 
@@ -294,7 +308,7 @@ function RUN.call(client, action)
   put_result(result)
   if result.isError == true then
     io.stdout:flush()
-    output.err(("jrpc: tool %s returned an error (isError)"):format(action.target))
+    output.say(("tool %s returned an error (isError)"):format(action.target))
     return output.FAILED
   end
   return output.OK
@@ -316,10 +330,15 @@ function RUN.prompt(client, action)
   return output.OK
 end
 
--- The client's error -> what to print and the exit code.
-local function report(err, opts, action)
+-- The client's error -> what to print and the exit code. `waited`: the
+-- seconds since the session began; more than --timeout when the era
+-- probe (server/discover, then initialize) waited first, so the message
+-- says how long it really was.
+local function report(err, opts, action, waited)
   if err.code == "timeout" then
-    output.err(("jrpc: no reply within %g s (--timeout) to %s"):format(opts.timeout, action.name))
+    local why = opts.era == nil and ("server/discover waited up to %g s, then --timeout %g s")
+      :format(discover_wait(opts), opts.timeout) or "--timeout"
+    output.say(("no reply to %s within %g s (%s)"):format(action.name, math.floor(waited * 10 + 0.5) / 10, why))
     return output.FAILED
   end
   if type(err.code) == "number" then  -- an error reply, whatever its HTTP status
@@ -329,10 +348,10 @@ local function report(err, opts, action)
   local code = cli_http.report(err, opts, action.name)  -- over --http: how the exchange went
   if code then return code end
   if err.code == "closed" then
-    output.err("jrpc: the connection ended before the reply: " .. tostring(err.message))
+    output.say("the connection ended before the reply: " .. tostring(err.message))
     return output.CONNECT
   end
-  output.err("jrpc: " .. tostring(err.message))
+  output.say(tostring(err.message))
   return output.FAILED
 end
 
@@ -340,13 +359,14 @@ end
 
 -- In a coroutine on the loop: the whole session; returns the exit code.
 local function session(loop, opts, action)
+  local started = jrpc.core.now()
   local client, err = connect(loop, opts)
   if client == nil then
-    output.err("jrpc: " .. tostring(err))
+    output.say(tostring(err))
     return output.CONNECT
   end
   local code, cerr = RUN[action.name](client, action)
-  if code == nil then code = report(cerr, opts, action) end
+  if code == nil then code = report(cerr, opts, action, jrpc.core.now() - started) end
   io.stdout:flush()
   client:close(CHILD_GRACE)
   return code
@@ -365,7 +385,7 @@ function M.run(opts, list)
   if action == nil then return nil, aproblem end
   local ok, uv = pcall(require, "luv")
   if not ok then
-    output.err("jrpc: cannot load luv, which the jrpc command needs (Debian: lua-luv; LuaRocks: luv)")
+    output.say("cannot load luv, which the jrpc command needs (Debian: lua-luv; LuaRocks: luv)")
     return output.CONNECT
   end
   local loop = jrpc.uv.new(uv, { catch_sigpipe = true })

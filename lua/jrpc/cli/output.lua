@@ -59,6 +59,24 @@ function M.err(line)
   io.stderr:write(line, "\n")
 end
 
+-- The prefix of the command's own messages: "jrpc call: ", "jrpc mcp: ".
+-- A server's log lines (the library's, on the stderr the server shares
+-- with us) start with "jrpc: ", so the two are told apart.
+local prefix = "jrpc: "
+
+--- Name the running command (`call`, `mcp`): its messages start with
+--- "jrpc NAME: " from now on.
+---@param name string
+function M.set_command(name)
+  prefix = "jrpc " .. name .. ": "
+end
+
+--- One of the command's own messages on stderr, after its prefix.
+---@param msg string
+function M.say(msg)
+  M.err(prefix .. msg)
+end
+
 --- An error reply's error object as one JSON line on stderr.
 ---@param e table  {code, message, data}
 function M.error_object(e)

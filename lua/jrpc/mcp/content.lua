@@ -65,25 +65,72 @@ function M.error_result(message)
   return { content = array{ M.text(message) }, isError = true }
 end
 
+-- The content item types of a tool result: a record with another `type`
+-- member (`{type = "circle", r = 2}`) is data, not content.
+local CONTENT_TYPES = { text = true, image = true, audio = true, resource_link = true, resource = true }
+
 local function is_content(v)
-  return type(v) == "table" and type(v.type) == "string"
+  return type(v) == "table" and CONTENT_TYPES[v.type] == true
 end
 
---- A tool handler's return value as a CallToolResult: a string is one text
---- item, a content item or a list of them is the content, a table with
---- `content` or `structuredContent` is taken as the result (structured
---- content alone also gets its JSON as text, for clients that read only
---- `content`).
+local function is_list(v)
+  return getmetatable(v) == core.array_mt or v[1] ~= nil
+end
+
+--- What a tool handler may return, for the message that says it returned
+--- something else.
+M.TOOL_RESULT_FIX = "return a string, a content item (jrpc.mcp.text(...)), a list of content items, "
+  .. "a table of JSON values (sent as structuredContent and as its JSON text), or a CallToolResult"
+
+local function kind_of(v)
+  local t = type(v)
+  return (t == "userdata" and "a userdata") or ("a " .. t)
+end
+
+--- A tool handler's return value as a CallToolResult: a string, number or
+--- boolean is one text item; a content item or a list of them is the
+--- content; a table with `content` or `structuredContent` is the result; any
+--- other table is a record, the structuredContent. Structured content
+--- without `content` also gets its JSON as text (as the TypeScript and
+--- Python SDKs send it), for clients that read only `content`. Returns nil
+--- and what the value is when it cannot be made into a result (a function,
+--- a list of things that are not content, a table that is not JSON).
 ---@param v any
----@return table
+---@return table|nil result
+---@return string|nil what
 function M.tool_result(v)
   if type(v) == "table" and v.resultType == "input_required" then return v end  -- MRTR
   if v == nil then return { content = array{} } end
-  if type(v) ~= "table" then return { content = array{ M.text(tostring(v)) } } end
-  if is_content(v) then return { content = array{ v } } end
-  if v.content == nil and v.structuredContent == nil then return { content = array(v) } end
-  if v.content == nil then v.content = array{ M.text(assert(core.encode(v.structuredContent))) } end
-  return v
+  local t = type(v)
+  if t == "string" or t == "number" or t == "boolean" then return { content = array{ M.text(tostring(v)) } } end
+  if t ~= "table" then return nil, kind_of(v) end
+  local result = v
+  if is_content(v) then
+    result = { content = array{ v } }
+  elseif v.content == nil and v.structuredContent == nil then
+    if next(v) == nil and getmetatable(v) ~= core.object_mt then return { content = array{} } end
+    if is_list(v) then
+      for i, item in ipairs(v) do
+        if not is_content(item) then
+          return nil, ("a list whose item %d is %s, not a content item"):format(i,
+            type(item) == "table" and "a table without a content type" or kind_of(item))
+        end
+      end
+      result = { content = array(v) }
+    else
+      result = { structuredContent = v }
+    end
+  end
+  if result.content == nil then
+    local json, err = core.encode(result.structuredContent)
+    if not json then return nil, "structured content that is not JSON (" .. err .. ")" end
+    result.content = array{ M.text(json) }
+  end
+  -- the peer encodes the result later, where a failure could only be an
+  -- internal error: find it here, where the message can name the tool
+  local _, err = core.encode(result)
+  if err then return nil, "a result that is not JSON (" .. err .. ")" end
+  return result
 end
 
 --- A prompt handler's return value as a GetPromptResult: a string is one

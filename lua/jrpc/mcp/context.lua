@@ -4,6 +4,7 @@
 -- request has a progress token) and log messages (only at or above the
 -- level the client asked for).
 local protocol = require "jrpc.mcp.protocol"
+local wire_schema = require "jrpc.mcp.wire_schema"
 
 local M = {}
 
@@ -78,8 +79,10 @@ end
 
 --- Ask the client (legacy era: `sampling/createMessage`,
 --- `elicitation/create`, `roots/list`) and wait for its answer; the request
---- goes out on this request's own stream. Returns the result, or nil and
---- the jrpc.Error.
+--- goes out on this request's own stream. An elicitation's
+--- `requestedSchema` given as a Lua table goes out in its JSON Schema
+--- shapes (`required = {}` as `[]`). Returns the result, or nil and the
+--- jrpc.Error.
 ---@param method string
 ---@param params any
 ---@param opts? {timeout?: number}
@@ -87,7 +90,7 @@ end
 ---@return jrpc.Error|nil err
 function Ctx:request(method, params, opts)
   routed(self, method)
-  return self.peer:request(method, params, opts)
+  return self.peer:request(method, wire_schema.request_params(method, params), opts)
 end
 
 return M

@@ -6,7 +6,6 @@ local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
 local content = require "jrpc.mcp.content"
-local arguments = require "jrpc.mcp.arguments"
 
 local M = {}
 
@@ -49,9 +48,18 @@ end
 -- A tool's own failure is a result the model can read (`isError`); a
 -- raised jrpc error is a protocol error and goes out as it is. Nothing of
 -- a Lua error's text (paths, stack) reaches the client; the log has it.
+-- A value that is no result is the server's bug: the log and the client
+-- hear what it was and what to return instead.
 local function run_tool(tool, args, ctx)
   local ok, result = pcall(tool.handler, args, ctx)
-  if ok then return content.tool_result(result) end
+  if ok then
+    local made, what = content.tool_result(result)
+    if made then return made end
+    local message = ("Tool %s returned %s, which is not a tool result: %s"):format(tool.name, what,
+      content.TOOL_RESULT_FIX)
+    ctx.peer:log(message)
+    return content.error_result(message)
+  end
   if errors.is_wire_error(result) then fail(result) end
   ctx.peer:log(("tool %q failed: %s"):format(tool.name, tostring(result)))
   return content.error_result(("Tool %s failed: internal error"):format(tool.name))
@@ -62,16 +70,16 @@ end
 -- the model would fix: a protocol error (-32603), not an isError result.
 -- Checked as lightly as arguments are (an object, required properties,
 -- simple types); isError and input_required results promise nothing.
-local OUTPUT = { whole = "structuredContent", member = "property" }
 local function check_output(tool, result)
-  local schema = tool.listed.outputSchema
-  if not schema or result.isError or result.resultType == protocol.result_types.input_required then return end
+  if not tool.check_output or result.isError or result.resultType == protocol.result_types.input_required then
+    return
+  end
   local message
   if result.structuredContent == nil then
     message = ("Tool %s has an outputSchema but returned no structuredContent"):format(tool.name)
   else
-    local problem = arguments.problem(schema, result.structuredContent, OUTPUT)
-    message = problem and ("Tool %s returned structuredContent that does not fit its outputSchema: %s")
+    local ok, problem = tool.check_output(result.structuredContent)
+    message = not ok and ("Tool %s returned structuredContent that does not fit its outputSchema: %s")
       :format(tool.name, problem)
   end
   if message then fail(errors.new(protocol.codes.INTERNAL_ERROR, message)) end
@@ -83,8 +91,15 @@ function M.tools_call(srv, params, ctx)
   if not tool then fail(invalid("Invalid params: unknown tool " .. params.name)) end
   local args = params.arguments
   if args == nil then args = {} end
-  local problem = arguments.problem(tool.listed.inputSchema, args)
-  if problem then fail(invalid("Invalid params: " .. problem)) end
+  -- arguments that do not fit: from 2025-11-25 a result the model can
+  -- read and retry after; before, a protocol error
+  local ok, problem = tool.check_arguments(args)
+  if not ok then
+    if protocol.input_errors_are_results(ctx.client.version) then
+      return content.error_result(("Invalid arguments for tool %s: %s"):format(tool.name, problem))
+    end
+    fail(invalid("Invalid params: " .. problem))
+  end
   if tool.requires then
     local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
     if missing then fail(protocol.missing_capability(missing)) end

@@ -7,6 +7,7 @@
 -- whose tag does not match was not ours, and is refused.
 local core = require "jrpc.core"
 local protocol = require "jrpc.mcp.protocol"
+local wire_schema = require "jrpc.mcp.wire_schema"
 
 local M = {}
 
@@ -46,11 +47,26 @@ function M.open(key, state)
 end
 
 --- A result asking the client for input: `requests` maps keys to
---- `{method, params}`; `state` (a string, optional) comes back sealed.
+--- `{method, params}` (an elicitation's `requestedSchema`, a Lua table,
+--- goes out in its JSON Schema shapes: see wire_schema.lua); `state` (a
+--- string, optional) comes back sealed.
 ---@param requests table
 ---@param state? string
 ---@return table
 function M.input_required(requests, state)
+  if type(requests) == "table" then
+    local shaped = {}
+    for key, r in pairs(requests) do
+      if type(r) == "table" then
+        local copy = {}
+        for k, v in pairs(r) do copy[k] = v end
+        copy.params = wire_schema.request_params(r.method, r.params)
+        r = copy
+      end
+      shaped[key] = r
+    end
+    requests = shaped
+  end
   local result = { resultType = protocol.result_types.input_required, inputRequests = requests }
   states[result] = state
   return result

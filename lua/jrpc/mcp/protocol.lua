@@ -62,6 +62,19 @@ function M.negotiate_legacy(requested)
   return M.LEGACY_VERSIONS[1]
 end
 
+--- The first version whose tools/call answers arguments that fail the
+--- input schema with an `isError` result the model can read and act on
+--- (SEP-1303); earlier versions answer -32602.
+M.INPUT_ERRORS_AS_RESULTS = "2025-11-25"
+
+--- True when a client of protocol `version` hears of bad tool arguments in
+--- an `isError` result (versions are dates: they compare as strings).
+---@param version string
+---@return boolean
+function M.input_errors_are_results(version)
+  return type(version) == "string" and version >= M.INPUT_ERRORS_AS_RESULTS
+end
+
 -- {======================================================================
 -- Errors: each returns a jrpc error value; raise it with `error(e, 0)`.
 -- =======================================================================

@@ -5,6 +5,8 @@
 local core = require "jrpc.core"
 local options = require "jrpc.options"
 local http_headers = require "jrpc.mcp.http_headers"
+local wire_schema = require "jrpc.mcp.wire_schema"
+local validation = require "jrpc.mcp.validation"
 
 local M = {}
 
@@ -40,16 +42,21 @@ local function need(t, field, kind, what)
   end
 end
 
--- A schema is a Lua table or JSON text; either way a table once registered.
+-- A schema is a Lua table or JSON text: the table the server checks
+-- with, and what tools/list sends (wire_schema.lua), or nil. A Lua table
+-- is checked in its wire form too: a copy (later changes to the caller's
+-- table change nothing), its lists marked as arrays, as a validator needs
+-- to tell `items = {}` (any item) from a list of schemas.
 local function schema(v, what)
   if v == nil then return nil end
   if type(v) == "string" then
-    local t, msg = core.decode(v)
-    if type(t) ~= "table" then error(what .. ": schema is not a JSON object: " .. tostring(msg), 4) end
-    return t
+    local t, err = wire_schema.from_text(v)
+    if not t then error(what .. ": schema is not a JSON object: " .. tostring(err), 4) end
+    return t, err
   end
   if type(v) ~= "table" then error(what .. ": schema must be a table or JSON text", 4) end
-  return v
+  local wire = wire_schema.from_table(v)
+  return wire, wire
 end
 
 -- Check the names of definition `def` (of `kind`, named by its `key`
@@ -74,14 +81,18 @@ function Registry:add_tool(def)
   need(def, "handler", "function", what)
   if not valid_tool_name(def.name) then error(what .. ": names are 1-64 characters of A-Z a-z 0-9 _ . / -", 3) end
   if self.tool_by_name[def.name] then error(what .. ": already registered", 3) end
-  local input = schema(def.input_schema, what) or { type = "object" }
+  local input, input_wire = schema(def.input_schema, what)
+  if not input then input = { type = "object" }; input_wire = input end
+  local output, output_wire = schema(def.output_schema, what)
   -- x-mcp-header marks: a client drops a tool with an invalid one
   local mirrored, bad = http_headers.mirrored_arguments(input)
   if not mirrored then error(what .. ": " .. bad, 3) end
   local listed = { name = def.name, title = def.title, description = def.description,
-    inputSchema = input, outputSchema = schema(def.output_schema, what), annotations = def.annotations }
+    inputSchema = input_wire, outputSchema = output_wire, annotations = def.annotations }
   local tool = { name = def.name, handler = def.handler, listed = listed, requires = def.requires,
-    mirrored = mirrored }
+    mirrored = mirrored, has_output_schema = output ~= nil,
+    check_arguments = validation.compile(input, validation.ARGUMENTS),
+    check_output = output and validation.compile(output, validation.OUTPUT) }
   self.tools[#self.tools + 1] = tool
   self.tool_by_name[def.name] = tool
 end

@@ -47,8 +47,11 @@ Server.__index = Server
 --- JSON text; default an object with any properties), output_schema?,
 --- annotations?, requires? (client capabilities it needs, e.g.
 --- `{sampling = {}}`: -32021 without them), handler = function(args, ctx)}`.
---- The handler returns a string, a content item, a list of them, or a
---- CallToolResult table; a Lua error it raises becomes an `isError` result.
+--- The handler returns a string, a content item, a list of them, a record
+--- of JSON values (`{sum = 3}`: the structuredContent, sent with its JSON as
+--- text, and checked against `output_schema` when there is one) or a
+--- CallToolResult table; a Lua error it raises, or a value that is none of
+--- these, becomes an `isError` result (and a line in the log).
 ---@param def table
 ---@return jrpc.mcp.Server self
 function Server:tool(def)
@@ -315,12 +318,17 @@ end
 --- loop context `loop` (`jrpc.uv.new(require "luv")`; handlers may then
 --- wait in `loop:sleep`) or, without one, with the blocking `jrpc.stdio`.
 --- `peer_opts` are more peer options (`on_error`, `debug`, ...).
+--- Stdout is kept for the protocol alone (jrpc.stdout): from
+--- here on `print`, `io.write` and anything else written to stdout go to
+--- stderr, where the host shows or logs them.
 ---@param loop? table
 ---@param peer_opts? table
 ---@return jrpc.Peer peer
 function Server:serve_stdio(loop, peer_opts)
   local opts = { profile = "mcp", role = "server" }
   for k, v in pairs(options.check("server:serve_stdio", peer_opts, 2, M.PEER_OPTIONS)) do opts[k] = v end
+  local kept, why = require("jrpc.stdout").keep()
+  if not kept then io.stderr:write("jrpc: ", why, "; a print() to stdout will corrupt the protocol\n") end
   if loop then
     local conn = assert(loop:stdio(opts))
     self:attach(conn.peer)

@@ -8,6 +8,7 @@ local handles = require "jrpc.uv.handles"
 local connection = require "jrpc.connection"
 local options = require "jrpc.options"
 local errors = require "jrpc.errors"
+local stdout = require "jrpc.stdout"
 
 local M = {}
 
@@ -33,7 +34,8 @@ local function open_fd(uv, fd, readable)
   return nil, ("descriptor %d is a %s, which cannot be used as a stream"):format(fd, tostring(kind))
 end
 
---- A connection on stdin (fd 0) and stdout (fd 1). At the end of input the
+--- A connection on stdin (fd 0) and stdout (fd 1, or the descriptor
+--- jrpc.stdout kept for the protocol). At the end of input the
 --- peer decodes what is left, replies are flushed and it closes with
 --- "end of input".
 ---@param loop table
@@ -45,7 +47,8 @@ function M.open(loop, opts)
   local uv = loop.uv
   local input, err = open_fd(uv, 0, true)
   if not input then return nil, errors.new("stdio", "stdin: " .. err) end
-  local output, err2 = open_fd(uv, 1, false)
+  -- stdout, or the descriptor kept for the protocol (jrpc.stdout)
+  local output, err2 = open_fd(uv, stdout.fd(), false)
   if not output then
     handles.close(uv, input)
     return nil, errors.new("stdio", "stdout: " .. err2)
