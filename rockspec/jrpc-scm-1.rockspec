@@ -94,7 +94,6 @@ build = {
     ["jrpc.params"] = "lua/jrpc/params.lua",
     ["jrpc.log"] = "lua/jrpc/log.lua",
     ["jrpc.mcp"] = "lua/jrpc/mcp.lua",
-    ["jrpc.mcp.arguments"] = "lua/jrpc/mcp/arguments.lua",
     ["jrpc.mcp.validation"] = "lua/jrpc/mcp/validation.lua",
     ["jrpc.mcp.wire_schema"] = "lua/jrpc/mcp/wire_schema.lua",
     ["jrpc.mcp.content"] = "lua/jrpc/mcp/content.lua",

@@ -132,7 +132,7 @@ for _, era in ipairs{ "modern", "legacy", "probed" } do
     end)
 
     it("call: a missing argument is an isError result (2025-11-25 and later), exit 1", function()
-      assert.same({ 1, 'Invalid arguments for tool test_echo: argument "message" is required\n',
+      assert.same({ 1, 'Invalid arguments for tool test_echo: missing required property "message"\n',
         "jrpc mcp: tool test_echo returned an error (isError)\n" }, ev("call", "test_echo"))
     end)
 

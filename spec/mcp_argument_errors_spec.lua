@@ -41,13 +41,13 @@ for _, lua in ipairs(P.INTERPRETERS) do
     it("are an isError result the model can read from 2025-11-25 on", function()
       local got, out = calls(lua)
       assert.are.same({ { result = text("3") },
-        { result = text('Invalid arguments for tool add: argument "b" is required', true) }, UNKNOWN }, got, out)
+        { result = text('Invalid arguments for tool add: missing required property "b"', true) }, UNKNOWN }, got, out)
     end)
 
     it("are -32602 for 2025-06-18", function()
       local got, out = calls(lua, "2025-06-18")
       assert.are.same({ { result = text("3") },
-        { code = -32602, message = 'MCP error -32602: Invalid params: argument "b" is required' }, UNKNOWN }, got, out)
+        { code = -32602, message = 'MCP error -32602: Invalid params: missing required property "b"' }, UNKNOWN }, got, out)
     end)
   end)
 end

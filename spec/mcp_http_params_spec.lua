@@ -134,7 +134,7 @@ describe("jrpc.mcp Mcp-Param headers", function()
       -- arguments check answers (days must be an integer: an isError result)
       local got_status, kind, answer = weather(p, 1, { region = "eu", days = jrpc.null }, { "Mcp-Param-Region: eu" })
       assert.are.same({ 200, "application/json", { { type = "text",
-        text = 'Invalid arguments for tool weather: argument "days" must be of type integer' } }, true },
+        text = 'Invalid arguments for tool weather: /days: expected integer, got null' } }, true },
         { got_status, kind, answer.result.content, answer.result.isError })
       -- a tool without marks, and an unknown tool, check no Mcp-Param header
       local status, _, body = H.post(p, H.modern_headers("tools/call", "plain", { "Mcp-Param-Region: x" }),

@@ -109,13 +109,13 @@ describe("jrpc.mcp tool outputSchema", function()
       local function broke(why) return "Tool sum returned structuredContent that does not fit its outputSchema: " .. why end
       assert.are.same({ 200, "application/json", internal(1, "Tool sum has an outputSchema but returned no structuredContent") },
         { sum(p, 1, "3") })
-      assert.are.same({ 200, "application/json", internal(2, broke('property "sum" is required')) },
+      assert.are.same({ 200, "application/json", internal(2, broke('missing required property "sum"')) },
         { sum(p, 2, { structuredContent = { total = 3 } }) })
-      assert.are.same({ 200, "application/json", internal(3, broke('property "sum" must be of type number')) },
+      assert.are.same({ 200, "application/json", internal(3, broke('/sum: expected number, got string')) },
         { sum(p, 3, { structuredContent = { sum = "3" } }) })
-      assert.are.same({ 200, "application/json", internal(4, broke('property "note" must be of type string')) },
+      assert.are.same({ 200, "application/json", internal(4, broke('/note: expected string, got number')) },
         { sum(p, 4, { structuredContent = { sum = 3, note = 4 } }) })
-      assert.are.same({ 200, "application/json", internal(5, broke("structuredContent must be an object")) },
+      assert.are.same({ 200, "application/json", internal(5, broke("expected object, got array")) },
         { sum(p, 5, { structuredContent = jrpc.array{ 3 } }) })
       http:close()
     end)

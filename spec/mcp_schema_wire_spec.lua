@@ -15,9 +15,9 @@ srv:tool{ name = "shapes", description = "every keyword's shape",
   input_schema = { type = "object", required = {},
     properties = {
       kind = { type = { "string", "null" }, enum = {}, examples = {} },
-      list = { type = "array", items = { type = "object", properties = {}, required = {} }, prefixItems = {} },
-      tuple = { items = { { type = "string" }, {} } },
-      either = { anyOf = { { type = "object", properties = {} } }, allOf = {}, oneOf = {} },
+      list = { type = "array", items = { type = "object", properties = {}, required = {} } },
+      tuple = { prefixItems = { { type = "string" }, {} } },
+      either = { anyOf = { { type = "object", properties = {} } }, allOf = { {} }, oneOf = { { required = {} } } },
       deps = { dependentRequired = { a = {} }, dependentSchemas = {}, patternProperties = {} },
       fixed = { const = {}, default = {} },
     },
@@ -41,11 +41,11 @@ srv:serve_stdio()
 
 local SHAPES = '{"$defs":{},"additionalProperties":{"required":[],"type":"object"},"properties":{'
   .. '"deps":{"dependentRequired":{"a":[]},"dependentSchemas":{},"patternProperties":{}},'
-  .. '"either":{"allOf":[],"anyOf":[{"properties":{},"type":"object"}],"oneOf":[]},'
+  .. '"either":{"allOf":[{}],"anyOf":[{"properties":{},"type":"object"}],"oneOf":[{"required":[]}]},'
   .. '"fixed":{"const":{},"default":{}},'
   .. '"kind":{"enum":[],"examples":[],"type":["string","null"]},'
-  .. '"list":{"items":{"properties":{},"required":[],"type":"object"},"prefixItems":[],"type":"array"},'
-  .. '"tuple":{"items":[{"type":"string"},{}]}},"required":[],"type":"object"}'
+  .. '"list":{"items":{"properties":{},"required":[],"type":"object"},"type":"array"},'
+  .. '"tuple":{"prefixItems":[{"type":"string"},{}]}},"required":[],"type":"object"}'
 
 local ORDERED = '{"type":"object","properties":{"first":{"type":"string","description":"a \\"quoted\\" one"},'
   .. '"second":{"type":"number","minimum":1.5},"third":{"type":"string","enum":[]},'

@@ -100,11 +100,11 @@ describe("jrpc.mcp server, 2026-07-28", function()
     assert.same({ content = { { type = "text", text = "5" } }, resultType = "complete", _meta = SERVER_META },
       call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = 2, b = 3 } })[1].result)
     -- arguments that do not fit are a result the model reads (SEP-1303)
-    assert.same({ content = { { type = "text", text = 'Invalid arguments for tool add: argument "b" is required' } },
+    assert.same({ content = { { type = "text", text = 'Invalid arguments for tool add: missing required property "b"' } },
       isError = true, resultType = "complete", _meta = SERVER_META },
       call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = 2 } })[1].result)
     assert.same({ content = { { type = "text",
-      text = 'Invalid arguments for tool add: argument "a" must be of type number' } }, isError = true,
+      text = 'Invalid arguments for tool add: /a: expected number, got string' } }, isError = true,
       resultType = "complete", _meta = SERVER_META },
       call("tools/call", { _meta = modern_meta(), name = "add", arguments = { a = "2", b = 3 } })[1].result)
     assert.same({ content = { { type = "text", text = "Tool boom failed: internal error" } }, isError = true,

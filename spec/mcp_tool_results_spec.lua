@@ -52,7 +52,7 @@ for _, lua in ipairs(P.INTERPRETERS) do
     it("checks a record against the outputSchema", function()
       assert.are.same({ step = "call mistyped", code = -32603,
         message = "MCP error -32603: Tool mistyped returned structuredContent "
-        .. 'that does not fit its outputSchema: property "sum" must be of type integer' },
+        .. 'that does not fit its outputSchema: /sum: expected integer, got string' },
         steps["call mistyped"])
     end)
 

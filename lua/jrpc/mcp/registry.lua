@@ -89,10 +89,16 @@ function Registry:add_tool(def)
   if not mirrored then error(what .. ": " .. bad, 3) end
   local listed = { name = def.name, title = def.title, description = def.description,
     inputSchema = input_wire, outputSchema = output_wire, annotations = def.annotations }
+  local check_arguments, why = validation.compile(input)
+  if not check_arguments then error(what .. ": input_schema: " .. why, 3) end
+  local check_output
+  if output then
+    check_output, why = validation.compile(output)
+    if not check_output then error(what .. ": output_schema: " .. why, 3) end
+  end
   local tool = { name = def.name, handler = def.handler, listed = listed, requires = def.requires,
     mirrored = mirrored, has_output_schema = output ~= nil,
-    check_arguments = validation.compile(input, validation.ARGUMENTS),
-    check_output = output and validation.compile(output, validation.OUTPUT) }
+    check_arguments = check_arguments, check_output = check_output }
   self.tools[#self.tools + 1] = tool
   self.tool_by_name[def.name] = tool
 end
