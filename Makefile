@@ -111,8 +111,13 @@ NVIM_MODULES := lua/jrpc/core.so lua/jrpc/core_tls.so lua/jrpc/lineread.so
 
 all: $(MODULES) $(NVIM_MODULES)
 
+# A running Neovim has the installed module mapped: writing over it in
+# place (same inode) changes the code under the editor, which then dies
+# (SIGBUS, SIGSEGV). The copy is written beside it and renamed over it, so
+# the editor keeps the old file (inode) and the next start loads the new one.
 lua/jrpc/%.so: build/jit/jrpc/%.so
-	cp $< $@
+	@tmp=$@.new$$$$; cp $< $$tmp && mv -f $$tmp $@ || { rm -f $$tmp; exit 1; }; \
+	echo "install $< -> $@"
 
 # Rebuild when the command line changes (e.g. WERROR=1 after a plain build):
 # flags.txt is rewritten only when its content differs.
