@@ -5,6 +5,9 @@
 #   make            build/5.4/jrpc/core.so and build/jit/jrpc/core.so (copied to
 #                   lua/jrpc/core.so for Neovim's runtimepath), and likewise
 #                   core_tls.so (jrpc.core_tls, the OpenSSL part) and lineread.so
+#   make nvim       only the LuaJIT modules, installed in lua/jrpc/ (what Neovim
+#                   loads; no Lua 5.4 headers needed). Before compiling, each
+#                   missing header is named with its Debian package (mk/check_deps.sh)
 #   make deps       install the Debian packages the build and tests need (as root)
 #   make lint       luacheck
 #   make test       deps, build with -Werror, lint, busted on Lua 5.4 and LuaJIT,
@@ -49,15 +52,18 @@ PKG_CONFIG ?= pkg-config
 WERROR ?= 0
 
 # Recursive (=) on purpose: pkg-config runs when a recipe needs the value,
-# that is after `make deps` has installed it.
-LUA54_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson)
-LUAJIT_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags luajit libcjson)
-CJSON_LIBS ?= $(shell $(PKG_CONFIG) --libs libcjson)
+# that is after `make deps` has installed it. One package per call, quiet:
+# a missing one is reported by mk/check_deps.sh (build/%/deps.ok), and must
+# not take the others' flags with it.
+pc = $(strip $(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null))
+LUA54_CFLAGS ?= $(strip $(call pc,--cflags,lua5.4) $(call pc,--cflags,libcjson))
+LUAJIT_CFLAGS ?= $(strip $(call pc,--cflags,luajit) $(call pc,--cflags,libcjson))
+CJSON_LIBS ?= $(or $(call pc,--libs,libcjson),-lcjson)
 # OpenSSL 3's libcrypto (HMAC, RAND_bytes, CRYPTO_memcmp): pkg-config knows it.
-CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto)
-CRYPTO_LIBS ?= $(shell $(PKG_CONFIG) --libs libcrypto)
+CRYPTO_CFLAGS ?= $(call pc,--cflags,libcrypto)
+CRYPTO_LIBS ?= $(or $(call pc,--libs,libcrypto),-lcrypto)
 # OpenSSL 3's libssl (core.tls_client: TLS over memory BIOs, src/tls.c)
-SSL_LIBS ?= $(shell $(PKG_CONFIG) --libs libssl)
+SSL_LIBS ?= $(or $(call pc,--libs,libssl),-lssl)
 # llhttp 9 (Node's HTTP/1.1 parser; Debian 13's libllhttp-dev, which
 # `make deps` installs on Debian 12 too: see deps-llhttp)
 LLHTTP_LIBS ?= -lllhttp
@@ -111,13 +117,18 @@ NVIM_MODULES := lua/jrpc/core.so lua/jrpc/core_tls.so lua/jrpc/lineread.so
 
 all: $(MODULES) $(NVIM_MODULES)
 
+# nvim: only what Neovim loads (the LuaJIT builds, installed in lua/jrpc/),
+# so a machine that only runs Neovim needs no Lua 5.4 headers.
+.PHONY: nvim
+nvim: $(NVIM_MODULES)
+
 # A running Neovim has the installed module mapped: writing over it in
 # place (same inode) changes the code under the editor, which then dies
 # (SIGBUS, SIGSEGV). The copy is written beside it and renamed over it, so
 # the editor keeps the old file (inode) and the next start loads the new one.
 lua/jrpc/%.so: build/jit/jrpc/%.so
-	@tmp=$@.new$$$$; cp $< $$tmp && mv -f $$tmp $@ || { rm -f $$tmp; exit 1; }; \
-	echo "install $< -> $@"
+	@mkdir -p $(@D)
+	tmp=$@.new$$$$; cp $< $$tmp && mv -f $$tmp $@ || { rm -f $$tmp; exit 1; }
 
 # Rebuild when the command line changes (e.g. WERROR=1 after a plain build):
 # flags.txt is rewritten only when its content differs.
@@ -128,25 +139,40 @@ build/%/flags.txt: FORCE
 
 # The old module is removed first: a failed build must not leave a stale
 # core.so behind for the tests to load.
-build/%/jrpc/core.so: $(CORE_DEPS) build/%/flags.txt
+build/%/jrpc/core.so: $(CORE_DEPS) build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $(CORE_SRC) $(LINK_FLAGS)
 
 # jrpc.core_tls: the same layers as the core, its own translation unit,
 # linked against libssl and libcrypto (src/core_tls.c).
-build/%/jrpc/core_tls.so: $(CORE_DEPS) build/%/flags.txt
+build/%/jrpc/core_tls.so: $(CORE_DEPS) build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ src/core_tls.c $(LIBFLAG) $(LDFLAGS) $(TLS_LIBS)
 
 # jrpc.lineread: the blocking stdio transport's bounded line read (I/O,
 # so not in the core); no cJSON.
-build/%/jrpc/lineread.so: src/io/lineread.c build/%/flags.txt
+build/%/jrpc/lineread.so: src/io/lineread.c build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $< $(LIBFLAG) $(LDFLAGS)
 
+# Before an ABI's first compile (and again when its flags change), every
+# header and library its modules need is looked for; what is missing is
+# reported with the Debian package that provides it (mk/check_deps.sh).
+LUA_PC_jit = luajit
+LUA_PC_5.4 = lua5.4
+LUA_PC_asan = lua5.4
+LUA_PC_memcheck = lua5.4
+CHECK_DEPS := $(dir $(firstword $(MAKEFILE_LIST)))mk/check_deps.sh
+
+build/%/deps.ok: build/%/flags.txt $(CHECK_DEPS)
+	@CC='$(CC)' PKG_CONFIG='$(PKG_CONFIG)' CFLAGS='$(ABI_FLAGS)' CJSON_LIBS='$(CJSON_LIBS)' \
+	  LLHTTP_LIBS='$(LLHTTP_LIBS)' TLS_LIBS='$(TLS_LIBS)' \
+	  sh $(CHECK_DEPS) $(LUA_PC_$*) core core_tls lineread
+	@touch $@
+
 FORCE:
 
-.PRECIOUS: build/%/flags.txt
+.PRECIOUS: build/%/flags.txt build/%/deps.ok
 
 # {====================================================================
 # deps: Debian packages, installed only when some are missing

@@ -81,7 +81,7 @@ print("after rebuild: " .. n)
       local made, code = sh(("make -s -C %q -f %q -o build/jit/jrpc/core.so -B lua/jrpc/core.so"):format(
         dir, root .. "/Makefile"))
       assert.are.equal(0, code, made)
-      assert.are.equal("install build/jit/jrpc/core.so -> lua/jrpc/core.so\n", made)
+      assert.are.equal("", made)
 
       feed:write("go\n")
       feed:close()
