@@ -18,6 +18,14 @@ local logs = require "jrpc.log"
 
 local M = {}
 
+-- Inside Neovim, vim.NIL is how plugins write null (LSP's processId =
+-- vim.NIL): loading this module registers it as `require "jrpc"` does, so
+-- a plugin that requires only jrpc.nvim can send it.
+do
+  local vim = logs.nvim()
+  if vim ~= nil then require("jrpc").add_null(vim.NIL) end
+end
+
 local function editor()
   return logs.nvim() or error("jrpc.nvim: not running inside Neovim", 3)
 end
@@ -32,7 +40,9 @@ end
 --- The jrpc.uv loop context on Neovim's loop. Neovim runs that loop: never
 --- call `loop:run`, `jrpc.run` or `serve_forever` in it; start coroutines.
 --- SIGPIPE is caught (`catch_sigpipe`): a child or socket whose reader is
---- gone closes its connection, never the editor.
+--- gone closes its connection, never the editor. Inside Neovim a spawned
+--- child's stderr is captured (`child:stderr_text()`), never written on the
+--- editor's terminal, unless `spawn` is given `stderr = "inherit"`.
 ---@return jrpc.uv.Loop
 function M.loop()
   return require("jrpc.uv").new(M.uv(), { catch_sigpipe = true })

@@ -90,6 +90,18 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
       .. "jrpc_mcp: error -32602: Invalid params: unknown tool nope", kv.notified)
   end)
 
+  it("require 'jrpc.nvim' alone registers vim.NIL; a child's stderr is captured unless passed through", function()
+    local status, kv, stderr = nvim(root, "spec/nvim/quiet.lua")
+    assert.are.equal("passed through\n", stderr)       -- only the child that asked for it
+    assert.are.equal(0, status)
+    assert.are.equal("true", kv.finished)
+    assert.is_nil(kv.error)
+    assert.are.equal('{"processId":null}', kv.encode_nil)
+    assert.are.equal("19", kv.subtract)
+    assert.are.equal("a child's log line\n", kv.captured)
+    assert.are.equal("1", kv.loud)
+  end)
+
   it("lua5.4 never loads the LuaJIT build installed in lua/jrpc/", function()
     local h = assert(io.popen(("cd %q && lua5.4 -e 'package.path=\"./lua/?.lua;./lua/?/init.lua;\"..package.path' "
       .. "-e 'print(package.searchpath(\"jrpc.core\", package.cpath))' 2>&1"):format(root)))
