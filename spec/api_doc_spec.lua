@@ -64,6 +64,8 @@ local function has_param(doc, name)
 end
 
 local readme = files.read("README.md")
+-- jrpc.nvim's functions may be named in the Neovim guide instead
+local nvim_doc = files.read("docs/neovim.md")
 local api = assert(readme:match("\n## API\n(.-)\n## [^#]"), "README.md has no ## API section")
 
 describe("the public API", function()
@@ -92,7 +94,9 @@ describe("the public API", function()
     local undocumented = {}
     for _, def in ipairs(all) do
       local call = def.where.call .. def.name
-      if not readme:find(call, 1, true) then undocumented[#undocumented + 1] = call end
+      local named = readme:find(call, 1, true)
+        or (def.where.call == "jrpc.nvim." and nvim_doc:find(call, 1, true))
+      if not named then undocumented[#undocumented + 1] = call end
     end
     assert.same({}, undocumented)
   end)
