@@ -16,7 +16,9 @@
 #                   each into a temporary tree, smoke-tested (spec/rock/test_rock.sh)
 #   make rock       build/rock/jrpc-scm-1.src.rock, packed from this checkout
 #   make test-nvim  real `nvim --headless` loading jrpc from runtimepath: an LSP
-#                   session with clangd, and the examples/nvim plugins (hover, MCP)
+#                   session with clangd, and the examples/nvim plugins (hover, MCP),
+#                   on Debian 12's Neovim 0.7 and on Debian 13's 0.10 (fetched into
+#                   build/nvim-debian13, nothing installed)
 #   make check-rockspec   every lua/jrpc/**/*.lua is listed in the rockspec
 #   make bench      build, then bench/run.lua (Lua 5.4, LuaJIT), bench/instructions.sh,
 #                   bench/pipe.lua, bench-stdio, bench/http_edges.lua (small requests
@@ -358,14 +360,31 @@ test-love: all
 	@bash spec/love/run.sh
 
 # {====================================================================
-# test-nvim: real `nvim --headless` (Debian neovim) with --clean and the
-# checkout on runtimepath: an LSP session against clangd, and the example
-# plugin (examples/nvim) run headless. spec/nvim/headless_test.lua.
+# test-nvim: real `nvim --headless` with --clean and the checkout on
+# runtimepath: an LSP session against clangd, the example plugins
+# (examples/nvim) run headless, Neovim's conventions, a child's stderr.
+# spec/nvim/headless_test.lua, on two Neovims: the system's (Debian 12's
+# 0.7.2) and Debian 13's 0.10, unpacked into NVIM_DEBIAN13 with an apt
+# state of its own and started with its own loader (spec/nvim/debian13.sh:
+# nothing is installed on the system). Both runs happen; either failing
+# fails the target.
 # =====================================================================
-test-nvim: all
+NVIM_DEBIAN13 ?= build/nvim-debian13
+
+$(NVIM_DEBIAN13)/bin/nvim: spec/nvim/debian13.sh
+	@rm -f $@
+	sh spec/nvim/debian13.sh $(NVIM_DEBIAN13)
+
+test-nvim: all $(NVIM_DEBIAN13)/bin/nvim
 	@command -v nvim >/dev/null && command -v clangd >/dev/null \
 	  || { echo "test-nvim: needs nvim and clangd (make deps)" >&2; exit 1; }
-	lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim
+	@rc=0; \
+	echo "== test-nvim: nvim (Debian 12, 0.7)"; \
+	JRPC_NVIM=nvim JRPC_NVIM_VERSION=0.7 lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim || rc=1; \
+	echo "== test-nvim: $(NVIM_DEBIAN13)/bin/nvim (Debian 13, 0.10)"; \
+	JRPC_NVIM=$(CURDIR)/$(NVIM_DEBIAN13)/bin/nvim JRPC_NVIM_VERSION=0.10 \
+	  lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim || rc=1; \
+	exit $$rc
 # }====================================================================
 
 # {====================================================================

@@ -1,14 +1,18 @@
--- make test-nvim: real `nvim --headless` (Debian's neovim 0.7.2, LuaJIT),
--- with --clean and the repository on runtimepath only (no package.cpath
--- edits: Neovim finds lua/jrpc/core.so, which `make` installs). Run by
--- `lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim`; needs
--- nvim and clangd (make deps).
+-- make test-nvim: real `nvim --headless` (LuaJIT), with --clean and the
+-- repository on runtimepath only (no package.cpath edits: Neovim finds
+-- lua/jrpc/core.so, which `make` installs). Run by `lua5.4 /usr/bin/busted
+-- --pattern=headless_test spec/nvim`, once per Neovim: $JRPC_NVIM is the
+-- command (default `nvim`, Debian 12's 0.7.2; make test-nvim runs it again
+-- with Debian 13's 0.10, spec/nvim/debian13.sh), and $JRPC_NVIM_VERSION,
+-- when set, the version it must report (a prefix: "0.10"). Needs clangd.
 local root = (debug.getinfo(1, "S").source:match("^@(.-)spec/nvim/headless_test%.lua$") or "")
 if root == "" then root = "./" end
 local function abs(p)
   local h = assert(io.popen("cd " .. p .. " && pwd")); local d = h:read("l"); h:close(); return d
 end
 root = abs(root)
+
+local NVIM = os.getenv("JRPC_NVIM") or "nvim"
 
 local function slurp(path)
   local f = io.open(path, "rb"); if not f then return "" end
@@ -19,8 +23,8 @@ end
 -- exit status, the key/value lines it wrote, and its stderr.
 local function nvim(rtp, script, file)
   local out, err = os.tmpname(), os.tmpname()
-  local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 nvim --clean --headless "
-    .. "--cmd %q -c %q %s 2>%q </dev/null >/dev/null"):format(root, out, root .. "/spec/nvim/hello.c",
+  local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless "
+    .. "--cmd %q -c %q %s 2>%q </dev/null >/dev/null"):format(root, out, root .. "/spec/nvim/hello.c", NVIM,
     "set rtp+=" .. rtp, "luafile " .. script, file or "", err)
   local ok, _, status = os.execute(cmd)
   local kv = {}
@@ -37,6 +41,16 @@ local HOVER = "function add_numbers\n\n→ int\nParameters:\n- int a\n- int b\n"
   .. "Adds two integers and returns their sum.\n\nstatic int add_numbers(int a, int b)"
 
 describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
+  it("is the Neovim asked for", function()
+    local h = assert(io.popen(("%q --version 2>&1"):format(NVIM)))
+    local first = h:read("l") or ""
+    h:close()
+    local want = os.getenv("JRPC_NVIM_VERSION")
+    print(("headless_test: %s (%s)"):format(first, NVIM))
+    assert.truthy(first:find("^NVIM v%d+%.%d+%.%d+"), first)
+    if want then assert.are.equal("NVIM v" .. want .. ".", first:sub(1, #want + 7)) end
+  end)
+
   it("an LSP session with clangd: initialize (processId = vim.NIL), didOpen, hover, shutdown, exit", function()
     local status, kv, stderr = nvim(root, "spec/nvim/lsp_session.lua")
     assert.are.equal("", stderr)
