@@ -20,21 +20,21 @@ local function slurp(path)
 end
 
 -- nvim with `rtp` added, running `script` after loading `file`; returns the
--- exit status, the key/value lines it wrote, and its stderr.
+-- exit status, the key/value lines it wrote, its stderr and its stdout.
 local function nvim(rtp, script, file)
-  local out, err = os.tmpname(), os.tmpname()
+  local out, err, stdout = os.tmpname(), os.tmpname(), os.tmpname()
   local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless "
-    .. "--cmd %q -c %q %s 2>%q </dev/null >/dev/null"):format(root, out, root .. "/spec/nvim/hello.c", NVIM,
-    "set rtp+=" .. rtp, "luafile " .. script, file or "", err)
+    .. "--cmd %q -c %q %s 2>%q </dev/null >%q"):format(root, out, root .. "/spec/nvim/hello.c", NVIM,
+    "set rtp+=" .. rtp, "luafile " .. script, file or "", err, stdout)
   local ok, _, status = os.execute(cmd)
   local kv = {}
   for line in slurp(out):gmatch("[^\n]+") do
     local k, v = line:match("^([^\t]+)\t(.*)$")
     if k then kv[k] = v:gsub("\\n", "\n") end
   end
-  local stderr = slurp(err)
-  os.remove(out); os.remove(err)
-  return ok and 0 or status, kv, stderr
+  local stderr, written = slurp(err), slurp(stdout)
+  os.remove(out); os.remove(err); os.remove(stdout)
+  return ok and 0 or status, kv, stderr, written
 end
 
 local HOVER = "function add_numbers\n\n→ int\nParameters:\n- int a\n- int b\n"
@@ -138,6 +138,22 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal("{}", kv.codec_result)
     assert.are.equal('{"jsonrpc":"2.0","method":"textDocument/codeAction","params":{"context":{"diagnostics":[]}},"id":2}',
       kv.codec_request)
+  end)
+
+  it("the terminal stays silent while an LSP session runs with clangd logging verbosely", function()
+    local status, kv, stderr, stdout = nvim(root, "spec/nvim/silent_session.lua")
+    assert.are.equal("", stderr)
+    assert.are.equal("", stdout)
+    assert.are.equal(0, status)
+    assert.is_nil(kv.error)
+    assert.are.equal("true", kv.finished)
+    assert.are.equal("true", kv.hover_provider)
+    assert.are.equal("function add_numbers", kv.hover_first_line)
+    assert.are.equal("true", kv.shutdown)
+    assert.are.equal("0 0", kv.exit)
+    assert.are.equal("true", kv.diagnostics)
+    assert.are.equal("clangd version 14.0.6", kv.log_version)   -- kept on the child instead
+    assert.are.equal("true", kv.log_lines)
   end)
 
   it("lua5.4 never loads the LuaJIT build installed in lua/jrpc/", function()
