@@ -5,6 +5,9 @@
 -- with a compiler wrapper that hides chosen headers from the probes.
 local files = dofile("spec/files.lua")
 
+-- (a make of its own: not a sub-make of a `make test` that runs this spec)
+local MAKE = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEFILES make"
+
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
   local out = p:read("*a")
@@ -47,7 +50,7 @@ exec cc "$@"
   end)
 
   local function make(args, hide)
-    return sh(("HIDE=%q make -s -C %q -f %q CC=%q %s"):format(hide or "", dir, root .. "/Makefile", cc, args))
+    return sh(("HIDE=%q %s -s -C %q -f %q CC=%q %s"):format(hide or "", MAKE, dir, root .. "/Makefile", cc, args))
   end
 
   it("names the package of each missing header, and the apt-get line", function()

@@ -5,6 +5,9 @@
 -- Makefile (-o: the build/jit module is taken as it is, not rebuilt).
 local files = dofile("spec/files.lua")
 
+-- (a make of its own: not a sub-make of a `make test` that runs this spec)
+local MAKE = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEFILES make"
+
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
   local out = p:read("*a")
@@ -78,7 +81,7 @@ print("after rebuild: " .. n)
       end
       assert.are.equal("loaded\n", files.read(out))
 
-      local made, code = sh(("make -s -C %q -f %q -o build/jit/jrpc/core.so -B lua/jrpc/core.so"):format(
+      local made, code = sh((MAKE .. " -s -C %q -f %q -o build/jit/jrpc/core.so -B lua/jrpc/core.so"):format(
         dir, root .. "/Makefile"))
       assert.are.equal(0, code, made)
       assert.are.equal("", made)
@@ -99,7 +102,7 @@ print("after rebuild: " .. n)
 
   it("a failed copy leaves the installed module as it was, and no temporary file", function()
     files.write(dir .. "/lua/jrpc/core.so", "old")
-    local made, code = sh(("make -s -C %q -f %q -o build/jit/jrpc/core.so -B lua/jrpc/core.so"):format(
+    local made, code = sh((MAKE .. " -s -C %q -f %q -o build/jit/jrpc/core.so -B lua/jrpc/core.so"):format(
       dir, root .. "/Makefile"))
     assert.are_not.equal(0, code, made)
     assert.are.equal("old", files.read(dir .. "/lua/jrpc/core.so"))
