@@ -1,4 +1,4 @@
--- The Makefile's dependency check (mk/check_deps.sh, before an ABI's first
+-- The Makefile's dependency check (scripts/check_deps.sh, before an ABI's first
 -- compile): each missing header or library is named with the Debian package
 -- that provides it, and `make nvim` needs only what Neovim's modules need.
 -- Run with the checkout's Makefile in a scratch directory (a copy of src/),

@@ -170,7 +170,7 @@ describe("jrpc call --stdio against examples/spec_server.lua", function()
       .. '<- {"jsonrpc":"2.0","result":19,"id":1}\n' }, { call("--trace", "subtract", "[42,23]") })
   end)
 
-  it("the README's example: --trace of an error reply", function()
+  it("docs/cli.md's example: --trace of an error reply", function()
     assert.are.same({ 1, "", '-> {"jsonrpc":"2.0","method":"nope","id":1}\n'
       .. '<- {"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1}\n'
       .. '{"code":-32601,"message":"Method not found"}\n' }, { call("--trace", "nope") })

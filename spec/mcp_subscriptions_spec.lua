@@ -1,6 +1,6 @@
 -- jrpc.mcp change notifications: `subscriptions/listen` (2026-07-28) and
 -- the legacy list_changed / resources/updated (2025-11-25).
---   * stdio, a real child: examples/mcp/notes_server.lua (the README's
+--   * stdio, a real child: examples/mcp/notes_server.lua (docs/mcp.md's
 --     snippet) on luv, and the same snippet on the blocking jrpc.stdio;
 --   * Streamable HTTP on 127.0.0.1, curl as the client: the listen POST's
 --     SSE stream, keep-alive comments, a closed stream freeing its
@@ -26,11 +26,11 @@ local function modern_meta()
     ["io.modelcontextprotocol/clientCapabilities"] = jrpc.object() }
 end
 
--- The README's snippet: the Lua block of its change-notifications subsection.
+-- docs/mcp.md's snippet: the Lua block of its change-notifications subsection.
 local function readme_snippet()
-  local readme = files.read("README.md")
-  return assert(readme:match("\n### Change notifications[^\n]*\n.-\n```lua\n(.-)```\n"),
-    "README.md: no snippet under ### Change notifications")
+  local doc = files.read("docs/mcp.md")
+  return assert(doc:match("\n### Change notifications[^\n]*\n.-\n```lua\n(.-)```\n"),
+    "docs/mcp.md: no snippet under ### Change notifications")
 end
 
 -- {======================================================================
@@ -94,7 +94,7 @@ local function updated(id, uri) return { kind = UPDATED, id = id, params = { uri
 describe("jrpc.mcp change notifications", function()
   after_each(S.cleanup)
 
-  it("README: examples/mcp/notes_server.lua is the snippet, word for word", function()
+  it("docs/mcp.md: examples/mcp/notes_server.lua is the snippet, word for word", function()
     local example = files.read("examples/mcp/notes_server.lua")
     local snippet = readme_snippet()
     assert.are.equal(snippet, example:sub(-#snippet))

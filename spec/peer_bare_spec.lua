@@ -1,6 +1,6 @@
--- jrpc.peer: handlers that cannot see their context (one parameter) run
--- without one unless they wait or fail; every guarantee still holds for
--- them. And a long read sends its replies every few, in order.
+-- jrpc.peer: handlers run in place on the worker that drains the read,
+-- with that worker's context and no pcall of their own; every guarantee
+-- holds for them. And a long read sends its replies every few, in order.
 local jrpc = require "jrpc"
 local output = require "jrpc.output"
 
@@ -25,7 +25,7 @@ local function asking_peer(after)
   return peer, out, logs
 end
 
-describe("bare handlers (no context parameter)", function()
+describe("handlers run in place", function()
   it("wait for the other side while other requests are served", function()
     local peer, out, logs = asking_peer()
     peer:receive(request("ask", '"a"'))
@@ -130,7 +130,7 @@ describe("bare handlers (no context parameter)", function()
       out)
   end)
 
-  it("a bare handler that feeds the peer and then waits keeps its own id", function()
+  it("a handler that feeds the peer and then waits keeps its own id", function()
     local peer, out
     peer, out = capture{ methods = {
       outer = function()
@@ -147,7 +147,7 @@ describe("bare handlers (no context parameter)", function()
     assert.equal(0, peer:stats().in_flight)
   end)
 
-  it("with a params declaration: no context either, and the params are checked", function()
+  it("with a params declaration: the params are checked", function()
     local peer, out = capture()
     peer:method("sub", function(p) return p.a - p.b end, jrpc.params{ "a:number", "b:number" })
     peer:receive(request("sub", 1, "[5,3]") .. request("sub", 2, '["x",3]'))
@@ -156,14 +156,55 @@ describe("bare handlers (no context parameter)", function()
       out[1])
   end)
 
-  it("handlers that take the context still get it", function()
+  it("every handler gets its context, whatever its arity", function()
     local peer, out = capture{ methods = {
       who = function(_, ctx) return ctx.method .. ":" .. tostring(ctx.id) end,
       any = function(...) return select("#", ...) end,
+      one = function(p) return p end,
     } }
     peer:receive(request("who", 4) .. request("any", 5))
     assert.same({ line '{"jsonrpc":"2.0","result":"who:4","id":4}' .. line '{"jsonrpc":"2.0","result":2,"id":5}' },
       out)
+  end)
+
+  it("a context says its own request while its handler waits, whatever runs meanwhile", function()
+    local peer, out, seen
+    seen = {}
+    peer, out = capture{ methods = {
+      slow = function(_, ctx)
+        local before = ctx.method .. ":" .. ctx:id_json()
+        peer:request("name", nil)
+        seen[#seen + 1] = before .. " " .. ctx.method .. ":" .. ctx:id_json() .. " " .. tostring(ctx:cancelled())
+        return ctx.id
+      end,
+      quick = function(_, ctx) seen[#seen + 1] = ctx.method .. ":" .. ctx:id_json() return ctx.id end,
+    } }
+    peer:receive(request("slow", '"s1"') .. request("quick", 7) .. request("slow", 8))
+    peer:receive(request("quick", 9))
+    peer:receive(line '{"jsonrpc":"2.0","result":"a","id":2}' .. line '{"jsonrpc":"2.0","result":"b","id":1}')
+    assert.same({ 'quick:7', 'quick:9', 'slow:8 slow:8 false', 'slow:"s1" slow:"s1" false' }, seen)
+    local all = table.concat(out)
+    for _, want in ipairs{ '{"jsonrpc":"2.0","result":7,"id":7}', '{"jsonrpc":"2.0","result":9,"id":9}',
+        '{"jsonrpc":"2.0","result":8,"id":8}', '{"jsonrpc":"2.0","result":"s1","id":"s1"}' } do
+      assert.truthy(all:find(want, 1, true), want)
+    end
+    assert.equal(0, peer:stats().in_flight)
+  end)
+
+  it("batch members each get a context of their own, and may wait", function()
+    local peer, out
+    peer, out = capture{ methods = {
+      ask = function(_, ctx)
+        local name = peer:request("name", nil)
+        return ctx.method .. ":" .. ctx:id_json() .. ":" .. name
+      end,
+      now = function(_, ctx) return ctx.id end,
+    } }
+    peer:receive(line('[' .. request("ask", 1):sub(1, -2) .. ',' .. request("now", 2):sub(1, -2) .. ']'))
+    assert.same({ line '{"jsonrpc":"2.0","method":"name","id":1}' }, out)  -- the batch waits for its last member
+    peer:receive(line '{"jsonrpc":"2.0","result":"lua","id":1}')
+    assert.equal(line '[{"jsonrpc":"2.0","result":"ask:1:lua","id":1},{"jsonrpc":"2.0","result":2,"id":2}]', out[#out])
+    assert.equal(0, peer:stats().in_flight)
   end)
 end)
 

@@ -57,16 +57,27 @@ local function member_settled(peer, state)
   if state.remaining == 0 then wake(peer, state.waiter, nil, state.results) end
 end
 
--- Settle the request in `slot` (already removed from the pending table).
-local function settle(peer, slot, err, result)
-  local calls = peer._calls
-  local waiter, index = calls.waiters[slot], calls.members[slot]
-  calls.waiters[slot], calls.ids[slot], calls.members[slot] = nil, nil, nil
-  if index then
+-- Settle the request in `slot` (already removed from the pending table):
+-- wake the coroutine or fill in the batch that waits for it; a callback is
+-- returned, for the caller to call.
+local function take(peer, calls, slot, err, result)
+  local waiter = calls.waiters[slot]
+  calls.waiters[slot], calls.ids[slot] = nil, nil
+  local kind = type(waiter)
+  if kind == "function" then return waiter end
+  if kind == "table" then  -- a batch member
+    local index = calls.members[slot]
+    calls.members[slot] = nil
     waiter.results[index] = err and { error = err } or { result = result }
     return member_settled(peer, waiter)
   end
   wake(peer, waiter, err, result)
+end
+
+-- The same, a callback called here, protected.
+local function settle(peer, slot, err, result)
+  local callback = take(peer, peer._calls, slot, err, result)
+  if callback then wake(peer, callback, err, result) end
 end
 
 -- routine (a reply after its timeout or cancel): counted in `unmatched`
@@ -74,36 +85,28 @@ local function unmatched(peer, rawid)
   if peer._debug then peer._debug("response to unknown or settled request id " .. rawid .. " dropped") end
 end
 
---- A success response arrived, read by the dispatching worker: the
---- request is settled here, and a callback waiting for it is returned
---- for the worker to call, unprotected (its resume catches a raise: see
---- jrpc.server's drain); any other waiter is woken here.
+--- A success response arrived. Returns the callback that waits for it,
+--- if one does, for the caller to call as `callback(nil, result)` (the
+--- drain loop, which owns what a callback raises); any other waiter is
+--- woken here.
 ---@return function|nil callback
-function M.result_callback(peer, rawid, result)
+function M.result(peer, rawid, result)
   local calls = peer._calls
   local slot = pending_settle(calls.pending, rawid)
   if slot == nil then return unmatched(peer, rawid) end
-  local waiter = calls.waiters[slot]
-  local kind = type(waiter)
-  if kind == "table" then return settle(peer, slot, nil, result) end  -- a batch member
-  -- a callback or a coroutine: what `settle` does for them, one call less
-  calls.waiters[slot], calls.ids[slot] = nil, nil
-  if kind == "function" then return waiter end
-  return wake(peer, waiter, nil, result)
+  return take(peer, calls, slot, nil, result)
 end
 
---- A success response arrived (a batch member, or read outside the drain):
---- a callback is called protected.
-function M.result(peer, rawid, result)
-  local callback = M.result_callback(peer, rawid, result)
-  if callback then wake(peer, callback, nil, result) end
-end
-
---- An error response arrived.
+--- An error response arrived: as `result`; the callback is to be called
+--- as `callback(err)` with the jrpc.Error returned beside it.
+---@return function|nil callback
+---@return jrpc.Error err
 function M.error(peer, rawid, err)
-  local slot = peer._calls.pending:settle(rawid)
+  local calls = peer._calls
+  local slot = pending_settle(calls.pending, rawid)
   if slot == nil then return unmatched(peer, rawid) end
-  settle(peer, slot, errors.adopt(err))
+  err = errors.adopt(err)
+  return take(peer, calls, slot, err), err
 end
 
 --- A response for `rawid` arrived but was invalid (say, both result and
@@ -204,14 +207,12 @@ local function set_deadlines(peer, on)
   peer:on_read(on and M.check_deadlines or nil)
 end
 
-local function deadline_of(peer, opts)
-  local calls = peer._calls
-  local timeout = opts and opts.timeout
-  if timeout == nil then timeout = calls.timeout end
-  if not timeout then return nil end
+-- The deadline of a request that may take `timeout` seconds (raises at
+-- level 3, the caller of peer:request or peer:batch, for a bad timeout).
+local function deadline_in(peer, timeout)
   if type(timeout) ~= "number" then error("timeout must be a number of seconds", 3) end
   set_deadlines(peer, true)
-  return calls.clock() + timeout
+  return peer._calls.clock() + timeout
 end
 
 -- The counter's next value not in flight (some are: ids the caller chose).
@@ -229,8 +230,7 @@ end
 
 -- Pick an id and a pending slot: the caller's id, or the next counter value
 -- that is not in flight. Returns id, rawid, slot or id, rawid, nil, why.
-local function reserve(peer, chosen, deadline)
-  local calls = peer._calls
+local function reserve(calls, chosen, deadline)
   local pending = calls.pending
   if chosen ~= nil then
     local rawid = rawid_of(chosen)
@@ -245,20 +245,9 @@ local function reserve(peer, chosen, deadline)
   -- the whole request path as one trace)
   local id = calls.next_id
   calls.next_id = id + 1
-  local slot, why = pending:add(id, deadline)
+  local slot, why = pending_add(pending, id, deadline)
   if slot ~= nil or why ~= "duplicate id" then return id, id, slot, why end
   return next_free(calls, deadline)
-end
-
--- Raises at level 3: the caller of peer:request or peer:batch.
-local function check_call(method, callback)
-  if type(method) ~= "string" then error("method must be a string", 3) end
-  if callback ~= nil and type(callback) ~= "function" then
-    error("callback must be a function", 3)
-  end
-  if callback == nil then
-    return current() or error("outside a coroutine a callback is required", 3)
-  end
 end
 
 -- Why nothing can be sent now (a jrpc.Error), or nil.
@@ -267,73 +256,48 @@ local function refusal(peer)
   if peer._busy then return errors.busy(peer._busy) end
 end
 
--- The request of `M.request` once its arguments are checked: `co` waits
--- for it, or else `callback` is called.
-local function send_request(peer, method, params, opts, co, callback)
-  local refused = refusal(peer)
-  if refused then return fail(peer, callback, refused) end
+--- Send a request. In a coroutine without callback: waits, returns
+--- `result` or `nil, err`. With a callback: returns the id at once and calls
+--- `callback(err, result)` when the request settles. Peer:request
+--- tail-calls this: level 2 is the caller of peer:request.
+---@param peer table
+---@param method string
+---@param params any
+---@param opts? {timeout?: number, id?: integer|string}  or the callback
+---@param callback? fun(err: jrpc.Error|nil, result: any)
+function M.request(peer, method, params, opts, callback)
+  if type(method) ~= "string" then error("method must be a string", 2) end
+  local co = nil  -- the coroutine that waits, when there is no callback
+  if callback == nil then
+    if type(opts) == "function" then  -- request(method, params, callback)
+      opts, callback = nil, opts
+    elseif opts ~= nil and type(opts) ~= "table" then
+      error("opts must be a table", 2)
+    else
+      co = current() or error("outside a coroutine a callback is required", 2)
+    end
+  elseif type(callback) ~= "function" then
+    error("callback must be a function", 2)
+  end
   local calls = peer._calls
-  local id, rawid, slot, why = reserve(peer, opts and opts.id, deadline_of(peer, opts))
+  local timeout, chosen = calls.timeout, nil
+  if opts ~= nil then
+    if type(opts) ~= "table" then error("opts must be a table", 2) end
+    if opts.timeout ~= nil then timeout = opts.timeout end
+    chosen = opts.id
+  end
+  if peer._closed or peer._busy then return fail(peer, callback, refusal(peer)) end
+  local id, rawid, slot, why = reserve(calls, chosen, timeout and deadline_in(peer, timeout))
   if slot == nil then return fail(peer, callback, errors.too_many_pending(why)) end
-  local bytes, msg = peer._codec:request(rawid, method, params)
+  local bytes, msg = codec_request(peer._codec, rawid, method, params)
   if bytes == nil then
     calls.pending:cancel(rawid)
     return fail(peer, callback, errors.encode(msg))
   end
   calls.waiters[slot], calls.ids[slot] = co or callback, id
-  peer._out:write(bytes)
+  write(peer._out, bytes)
   if co == nil then return id end
   return await(peer, co, rawid)
-end
-
---- Send a request. In a coroutine without callback: waits, returns
---- `result` or `nil, err`. With a callback: returns the id at once and calls
---- `callback(err, result)` when the request settles. Peer:request
---- tail-calls this: level 2 is the caller of peer:request.
----
---- `peer:request(method, params, callback)`, or `peer:request(method,
---- params)` in a coroutine (no opts: the peer's default timeout, if any):
---- the forms of most calls, done here in one function: what `send_request` does through five
---- calls, on the same state in the same order (the counter, the pending
---- table, the codec, the output).
----@param peer table
----@param method string
----@param params any
----@param opts? {timeout?: number, id?: integer|string}
----@param callback? fun(err: jrpc.Error|nil, result: any)
-function M.request(peer, method, params, opts, callback)
-  local waiter
-  if callback == nil then
-    if type(opts) == "function" then waiter = opts
-    elseif opts == nil then waiter = current() end
-  end
-  if waiter and type(method) == "string" then
-    local calls = peer._calls
-    if not (peer._closed or peer._busy) then
-      -- the peer's default timeout, if any (jrpc.peer checked it is a number)
-      local deadline = calls.timeout and deadline_of(peer, nil)
-      local id = calls.next_id
-      calls.next_id = id + 1
-      local slot = pending_add(calls.pending, id, deadline)
-      if slot ~= nil then
-        local bytes = codec_request(peer._codec, id, method, params)
-        if bytes ~= nil then
-          calls.waiters[slot], calls.ids[slot] = waiter, id
-          write(peer._out, bytes)
-          if waiter == opts then return id end  -- the callback form
-          return await(peer, waiter, id)
-        end
-        calls.pending:cancel(id)
-      end
-      calls.next_id = id  -- not sent: the general path takes it from here
-    end
-  end
-  if type(opts) == "function" then opts, callback = nil, opts end
-  if opts ~= nil and type(opts) ~= "table" then error("opts must be a table", 2) end
-  local co = check_call(method, callback)
-  -- a tail call: its frame takes this one's place, so the error levels
-  -- in what it calls (3: the caller of peer:request) stay as they are
-  return send_request(peer, method, params, opts, co, callback)
 end
 
 --- Send a notification. Returns true, or `nil, err` with a jrpc.Error
@@ -353,7 +317,7 @@ local function add_member(peer, state, call, deadline)
   local calls = peer._calls
   local index = #state.results + 1
   state.results[index] = false  -- keeps the position until it settles
-  local id, rawid, slot, why = reserve(peer, nil, deadline)
+  local id, rawid, slot, why = reserve(calls, nil, deadline)
   if slot == nil then
     state.results[index] = { error = errors.too_many_pending(why) }
     return nil
@@ -370,7 +334,8 @@ local function add_member(peer, state, call, deadline)
 end
 
 local function batch_parts(peer, calls, state)
-  local parts, deadline = {}, deadline_of(peer, nil)
+  local timeout = peer._calls.timeout
+  local parts, deadline = {}, timeout and deadline_in(peer, timeout)
   for i = 1, #calls do
     local call = calls[i]
     local json, msg
@@ -412,7 +377,12 @@ function M.batch(peer, calls, callback)
       error("batch call " .. i .. " must be {\"method\", params}", 2)
     end
   end
-  local co = check_call("batch", callback)
+  local co = nil
+  if callback == nil then
+    co = current() or error("outside a coroutine a callback is required", 2)
+  elseif type(callback) ~= "function" then
+    error("callback must be a function", 2)
+  end
   -- waiters get (err, result); a batch callback gets just the answers
   local waiter = co or function(_, answers) return callback(answers) end
   local refused = refusal(peer)

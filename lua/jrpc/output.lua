@@ -40,15 +40,31 @@ Output.__index = Output
 ---@return jrpc.Output
 function M.new(send, codec)
   return setmetatable({ send = send, codec = codec, n = 0, depth = 0, closed = false,
-    flush_parts = M.FLUSH_PARTS, next_flush = M.FIRST_FLUSH, direct = send }, Output)
+    flush_parts = M.FLUSH_PARTS, next_flush = M.FIRST_FLUSH, direct = send, direct_hook = nil }, Output)
 end
 
--- `direct` (read-only for other modules): the function `write` would hand
--- bytes to right now -- `send`, while no read holds writes and the output is
--- open -- else false. The one reply of a one-request read goes through it
--- (jrpc.server), sparing a call on the path of most reads.
+-- `direct`: the function `write` would hand bytes to right now -- `send`,
+-- while no read holds writes and the output is open -- else false; the
+-- hook of `on_direct` hears of each change.
+local function set_direct(self, direct)
+  if direct == self.direct then return end
+  self.direct = direct
+  if self.direct_hook then self.direct_hook(direct) end
+end
+
 local function update_direct(self)
-  self.direct = self.depth == 0 and not self.closed and self.send
+  set_direct(self, self.depth == 0 and not self.closed and self.send)
+end
+
+--- Call `fn(direct)` now and whenever the function `write` would hand
+--- bytes to right now changes: `send` while no read holds writes and the
+--- output is open, else false. The one reply of a one-request read goes
+--- straight to it (jrpc.server), sparing the call of `write` on the path of
+--- most reads.
+---@param fn fun(direct: function|false)
+function Output:on_direct(fn)
+  self.direct_hook = fn
+  fn(self.direct)
 end
 
 -- Writes are held (the codec's writers append) from the outermost hold
@@ -113,7 +129,7 @@ function Output:hold()
   local depth = self.depth
   self.depth = depth + 1
   if depth == 0 then begin_outer(self) end
-  self.direct = false
+  set_direct(self, false)
 end
 
 --- End a `hold`; the outermost one flushes.
@@ -131,7 +147,8 @@ end
 ---@return any err
 function Output:held(fn, a, b)
   local depth = self.depth
-  self.depth, self.direct = depth + 1, false
+  self.depth = depth + 1
+  set_direct(self, false)
   if depth == 0 then begin_outer(self) end
   local ok, err = pcall(fn, a, b)
   self.depth = depth
@@ -149,7 +166,8 @@ end
 
 --- Write nothing more (what is held can still be flushed).
 function Output:close()
-  self.closed, self.direct = true, false
+  self.closed = true
+  set_direct(self, false)
   update_holding(self)
 end
 

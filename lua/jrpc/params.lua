@@ -4,7 +4,6 @@
 -- handlers read `p.minuend` whatever form the caller chose.
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
-local takes_ctx = require("jrpc.server").takes_ctx
 
 local INVALID_PARAMS = errors.codes.INVALID_PARAMS
 local null, array_mt, object_mt = core.null, core.array_mt, core.object_mt
@@ -82,7 +81,7 @@ local plain_types = { number = true, string = true, boolean = true, table = true
 -- table built by one constructor (sized at once, no rehash). With `call`
 -- it tail-calls the handler with that table instead of returning it.
 -- Names are quoted with %q, so any declared name is a safe literal.
-local function checker_source(decl, call, with_ctx)
+local function checker_source(decl, call)
   local n, out = #decl, {}
   local function add(line, ...) out[#out + 1] = line:format(...) end
   local locals, positional, named, fields = {}, {}, {}, {}
@@ -93,7 +92,7 @@ local function checker_source(decl, call, with_ctx)
   end
   add("local type, getmetatable, rawget, pairs, array_mt, object_mt, null, extra_nulls, by_name,"
     .. " checks, fail, fn = ...")
-  add("return function(params%s)", with_ctx and ", ctx" or "")
+  add("return function(params%s)", call and ", ctx" or "")
   if n > 0 then add("  local %s", table.concat(locals, ", ")) end
   -- decoded params carry array_mt or object_mt: one getmetatable call
   -- tells their form (a string's metatable is neither)
@@ -130,7 +129,7 @@ local function checker_source(decl, call, with_ctx)
   end
   local built = "{ " .. table.concat(fields, ", ") .. " }"
   if call then
-    add("  return fn(%s%s)", built, with_ctx and ", ctx" or "")
+    add("  return fn(%s%s)", built, call and ", ctx" or "")
   else
     add("  return %s", built)
   end
@@ -140,8 +139,8 @@ end
 
 -- Compile the checker. `call`: the handler to call with the named table
 -- (failures raise -32602); without it, failures return nil, msg.
-local function compile(decl, call, with_ctx)
-  local source = checker_source(decl, call, with_ctx)
+local function compile(decl, call)
+  local source = checker_source(decl, call)
   local chunk = assert(load(source, "=jrpc.params", "t"))
   local function fail(kind, x)
     local msg = "Invalid params: " .. reasons[kind](decl, x)
@@ -168,9 +167,7 @@ end
 ---@param fn fun(params: table, ctx: table): any
 ---@return fun(params: any, ctx: table): any
 function Decl:wrap(fn)
-  -- a handler that cannot see its context gets a wrapper that cannot
-  -- either: the server then makes none (see server.add)
-  return compile(self, fn, takes_ctx(fn))
+  return compile(self, fn)
 end
 
 --- Declare a method's params.

@@ -35,7 +35,7 @@ Peer.__index = Peer
 --- sends every few replies: see jrpc.output).
 ---@param bytes string
 function Peer:receive(bytes)
-  return self._read(self, bytes)
+  return self._reader.read(self, bytes)
 end
 
 ---@class jrpc.Message
@@ -83,7 +83,7 @@ end
 --- profile and limits), exactly as if `receive` had read it.
 ---@param msg jrpc.Message
 function Peer:deliver(msg)
-  return self._deliver(msg[1], msg[2], msg[3], msg[4], msg[5], msg[6])
+  return self._reader.decoded(msg[1], msg[2], msg[3], msg[4], msg[5], msg[6])
 end
 
 --- The input ended: decode what is left, then close with `reason` -- at
@@ -104,7 +104,7 @@ function Peer:finish(reason, on_closed)
   reason = reason or "connection closed"
   self._on_closed = on_closed
   self._codec:finish()
-  self._read(self)
+  self._reader.read(self)
   if server.waiting(self) == 0 then self:close(reason) end
   if self._closed then return true end
   self._out:collect(client.settle_all, self, reason)
@@ -246,7 +246,7 @@ end
 --- The client checks deadlines this way only while there are any.
 ---@param fn? fun(peer: jrpc.Peer)
 function Peer:on_read(fn)
-  self._on_read = fn
+  self._reader.on_read(fn)
 end
 
 --- Why the peer is busy (see `set_busy`), or nil.
@@ -261,6 +261,7 @@ end
 function Peer:close(reason)
   if self._closed then return end
   self._closed, self._close_reason = true, reason
+  self._reader.close()
   self._out:close()
   server.abandon_all(self)
   -- the transport learns first, so a request settled below sees it closed
@@ -412,7 +413,6 @@ function M.new(opts)
     max_batch = opts.max_batch, null = opts.null }
   local peer = setmetatable({
     _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,
-    _on_read = nil,
     _log = safe_logger(opts.on_error or default_on_error),
     _debug = safe_debug(opts.on_debug),
     _codec = codec,
@@ -421,9 +421,9 @@ function M.new(opts)
     _srv = server.new(opts, profile),
   }, Peer)
   peer._pool = workers.new(peer._log, function(ctx) server.foreign(peer, ctx) end,
-    function(ctx, err) server.raised(peer, ctx, err) end)
+    function(ctx, err, co) server.raised(peer, ctx, err, co) end)
   -- the read, a closure over the parts (see server.reader)
-  peer._read, peer._deliver = server.reader(peer)
+  peer._reader = server.reader(peer)
   if opts.methods then peer:methods(opts.methods) end
   return peer
 end

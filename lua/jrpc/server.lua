@@ -1,24 +1,22 @@
---- The answering side of a peer: dispatch of incoming requests,
--- notifications and batches to handlers, each in a worker coroutine, and
--- their replies. Replies echo the request's id text (`rawid`) byte for byte.
+--- The answering side of a peer. Every incoming message, whether read
+-- alone or as a member of a batch, takes one path: a worker coroutine runs
+-- the drain loop (`M.reader`), which hands requests and notifications to
+-- their handlers and responses to jrpc.client, then asks the codec for the
+-- next message. A handler that waits keeps its worker; another worker goes
+-- on draining. Replies echo the request's id text (`rawid`) byte for byte.
 --
--- This module owns the serving state (`peer._srv`): the handlers, the
--- handlers that wait (in flight), the dispatching worker and the counters.
+-- This module owns the serving state (`peer._srv`) and the contexts.
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local client = require "jrpc.client"
-local result_callback = client.result_callback
+local client_result, client_error = client.result, client.error
 local output = require "jrpc.output"
-local workers = require "jrpc.workers"
 
-local setmetatable, pcall, xpcall = setmetatable, pcall, xpcall
-local getinfo = debug.getinfo
+local setmetatable = setmetatable
 local null = core.null
 local codec_methods = getmetatable(core.codec()).__index
 local codec_next, codec_result = codec_methods.next, codec_methods.result
 local write, hold, release = output.write, output.hold, output.release
-local Pool = workers.Pool
-local take, start_raw = Pool.take, Pool.start_raw
 local traceback = debug.traceback
 local concat = table.concat
 local is_wire_error = errors.is_wire_error
@@ -35,55 +33,38 @@ local M = {}
 ---@param profile table
 function M.new(opts, profile)
   return {
-    handlers = {},
-    bare = {},            -- method -> its handler, when that runs without a context (see add)
-    direct = {},          -- method -> the declared handler itself, its params checked by the codec (see add)
-    checked = {},         -- the same, for bare handlers only (the drain's one lookup)
+    handlers = {},        -- method -> handler(params, ctx); a declared one behind its params check
+    direct = {},          -- method -> a declared handler itself, for requests the codec checked
     shapes = nil,         -- method -> its params shape, the codec's (codec:shapes), or nil
-    bare_method = nil, bare_id = nil, bare_rawid = nil,  -- the bare request running in place
     waiting = {},         -- contexts whose handlers wait (requests and notifications)
     nwaiting = 0,
     by_id = {},           -- the waiting request handlers by id (for cancels)
-    dispatcher = false,   -- the worker draining the codec
-    running = nil,        -- the context the dispatcher runs in place
     on_idle = nil,        -- called once no handler waits (finish)
-    handled = 0, invalid = 0, failed = 0, dropped_notifications = 0, unknown_cancels = 0,
-    handled_here = nil,   -- how many requests M.reader's own path handled
+    invalid = 0, failed = 0, dropped_notifications = 0, unknown_cancels = 0,
+    handled = nil,        -- function: how many requests and notifications the drain handled
     debug = opts.debug == true, strip_meta = profile.meta, role = opts.role,
   }
 end
 
--- Whether the codec checks declared params (see M.add): cheaper than the
--- declaration's compiled checker on Lua 5.4, dearer on LuaJIT, whose
--- compiled checker beats the C API calls (bench/results/design-choices.md).
+-- Whether the codec checks declared params as it decodes them (see M.add):
+-- a fast path for params that fit, cheaper than the declaration's compiled
+-- checker on Lua 5.4 and dearer on LuaJIT, whose compiled checker beats the
+-- C API calls (bench/results/design-choices.md). Every params error comes
+-- from the checker either way; spec/params_spec.lua runs both.
 local CODEC_CHECKS = rawget(_G, "jit") == nil
 
--- Can `fn` see a second argument (the context)? C functions and varargs
--- count as yes.
-local function takes_ctx(fn)
-  local info = getinfo(fn, "u")
-  return info.isvararg ~= false or info.nparams == nil or info.nparams >= 2
-end
-M.takes_ctx = takes_ctx
-
---- Register a handler (already wrapped by its params declaration, if it
---- has one: then `raw` is the handler itself and `shape` the declaration's
---- shape). A handler that cannot see its context is "bare": its requests
---- make no context table unless it waits or fails (a table per request
---- costs about a tenth of a round trip on Lua 5.4). Profile mcp strips
---- `_meta` into the context, and debug wants a traceback: those always get
---- one. A declared handler's params are checked by the codec as it decodes
---- them (codec:shapes): requests whose params fit come as kind "checked"
---- and go to `raw` with no wrapper between (not in profile mcp, whose
---- params carry `_meta` until the server takes it out).
+--- Register a handler: `fn(params, ctx)`, already wrapped by its params
+--- declaration if it has one (then `raw` is the handler itself and `shape`
+--- the declaration's shape). Where the codec checks declared params
+--- (codec:shapes), requests whose params fit come as kind "checked" and go
+--- to `raw`, with no wrapper between; others go to the wrapper, which
+--- answers -32602 naming the param. (Not in profile mcp, whose params carry
+--- `_meta` until the drain takes it out.)
 function M.add(peer, name, fn, raw, shape)
   local srv = peer._srv
   srv.handlers[name] = fn
-  local bare = not (takes_ctx(fn) or srv.strip_meta or srv.debug)
-  srv.bare[name] = bare and fn or nil
   local direct = shape ~= nil and not srv.strip_meta and CODEC_CHECKS
   srv.direct[name] = direct and raw or nil
-  srv.checked[name] = direct and bare and raw or nil
   local shapes = srv.shapes or {}
   shapes[name] = direct and shape or nil
   if next(shapes) == nil then shapes = nil end
@@ -93,6 +74,11 @@ function M.add(peer, name, fn, raw, shape)
   end
 end
 
+--- The context a handler gets as its second argument. It belongs to the
+--- request while the handler runs, waits included; once the handler
+--- returns, the worker's next request reuses it (a table per request costs
+--- a fifth of a round trip: bench/results/design-choices.md), so keep what
+--- you need from it, not the context itself.
 ---@class jrpc.Context
 ---@field id integer|string|nil  the request id (nil for a notification)
 ---@field method string
@@ -100,10 +86,6 @@ end
 ---@field peer table             the peer that received the message
 local Ctx = {}
 Ctx.__index = Ctx
-
-local function new_ctx(peer, method, id, rawid)
-  return setmetatable({ id = id, method = method, peer = peer, _rawid = rawid }, Ctx)
-end
 
 --- True once the other side cancelled this request.
 ---@return boolean
@@ -184,7 +166,7 @@ end
 
 local function track(peer, co, ctx)
   local srv = peer._srv
-  ctx._waiting = true
+  ctx._waited, ctx._waiting = true, true
   srv.waiting[ctx] = true
   if ctx._rawid ~= nil then srv.by_id[ctx.id] = ctx end
   srv.nwaiting = srv.nwaiting + 1
@@ -246,7 +228,8 @@ end
 
 -- }======================================================================
 
--- The slow part of serve: errors, notifications, batches, encode failures.
+-- The end of a handler that did not simply return a value that encodes:
+-- errors, notifications, batch members, encode failures.
 local function conclude(peer, ctx, ok, result)
   if ctx._rawid == nil then  -- a notification: nobody to tell
     if not ok then
@@ -263,101 +246,21 @@ local function conclude(peer, ctx, ok, result)
   end
 end
 
--- A handler with a context returned (ok, result): answer unless that is
--- moot, then stop tracking it. The common case (a single request that
--- returns a value) is inlined.
-local function answer_done(peer, ctx, ok, result)
-  if ok and ctx._batch == nil and ctx._rawid ~= nil and not ctx._cancelled then
-    if result == nil then result = null end
-    local json = codec_result(peer._codec, ctx._rawid, result)
-    if json then
-      write(peer._out, json)
-      -- after the reply: the last handler done may close a finishing peer
-      if ctx._waiting then untrack(peer, ctx) end
-      return
-    end
-  end
+-- A handler that waited returned `result`: answer unless that is moot,
+-- then stop tracking it; its worker's context is clean for the next request.
+local function finish_waited(peer, ctx, ok, result)
+  ctx._waited = "done"  -- what raises from here on is not the handler's (see M.raised)
   conclude(peer, ctx, ok, result)
+  -- after the reply: the last handler done may close a finishing peer
   if ctx._waiting then untrack(peer, ctx) end
+  ctx._cancelled, ctx._waited = nil, nil
 end
 
--- The job a worker runs: call the handler, answer (see answer_done).
--- The common case (a single request that returns a value) is inlined.
-local function serve(fn, params, ctx)
-  local peer = ctx.peer
-  local ok, result
-  if peer._srv.debug then
-    ok, result = xpcall(fn, traceback, params, ctx)
-  else
-    ok, result = pcall(fn, params, ctx)
-  end
-  return answer_done(peer, ctx, ok, result)
-end
-
--- The contexts made for bare requests whose handler stopped (waits, or
--- yielded elsewhere), by worker: the handler's job finds it when it returns.
-local made = setmetatable({}, { __mode = "k" })
-
--- Marks `srv.running` while a bare request runs in place (no context yet).
-local BARE = setmetatable({}, { __tostring = function() return "jrpc.BARE" end })
--- Marks it while the dispatching worker calls a request's callback.
-local CALLBACK = setmetatable({}, { __tostring = function() return "jrpc.CALLBACK" end })
-
--- A bare request's handler waited (so it has a context) and returned
--- `result`. (A raise never gets here: see M.raised.)
-local function serve_bare_waited(peer, me, result)
-  local ctx = made[me]
-  made[me] = nil  -- from here on, the same as any request
-  ctx._answered = true  -- whatever raises from here on, see M.raised
-  return answer_done(peer, ctx, true, result)
-end
-
--- The end of a bare request run in place by the dispatching worker `me`
--- (see M.reader's drain) whose handler returned, but not simply a value
--- that encodes: one that does not, or it waited first (then the dispatcher
--- made its context: see `made_for`). A raise is answered by
--- dispatch_decoded.
-local function bare_done(peer, me, method, id, rawid, result)
-  if made[me] == nil then return conclude(peer, new_ctx(peer, method, id, rawid), true, result) end
-  return serve_bare_waited(peer, me, result)
-end
-
--- The context of the bare request that runs in place now (its method and
--- ids are kept in srv while it runs).
-local function bare_ctx(peer)
-  local srv = peer._srv
-  return new_ctx(peer, srv.bare_method, srv.bare_id, srv.bare_rawid)
-end
-
--- The worker `co` stopped inside a bare request's handler: make its context
--- now, from what the dispatcher noted, and leave it for the job.
-local function made_for(peer, co)
-  local ctx = bare_ctx(peer)
-  ctx._unprotected = true  -- no pcall around it: a raise after its wait, see M.raised
-  made[co] = ctx
-  return ctx
-end
-
--- What to do with a worker after its start (or a wake) came back.
-local function after_start(peer, co, ctx, outcome)
-  if outcome == "waiting" then
-    track(peer, co, ctx)
-  elseif outcome == "foreign" then
-    M.foreign(peer, ctx)
-  end
-end
-
--- Start a handler: in place when we are the dispatching worker (the
--- dispatcher notes the context, in case the handler waits), else on a worker
--- of its own (batch members).
-local function start(peer, fn, params, ctx, inplace)
-  if inplace then
-    peer._srv.running = ctx
-    return serve(fn, params, ctx)
-  end
-  local pool = peer._pool
-  local co = pool:take() or error("not enough memory for a worker coroutine")
-  after_start(peer, co, ctx, pool:start(co, serve, fn, params, ctx))
+-- The handler of `ctx` raised `err` on the worker `co`: answered as a
+-- failure (with the worker's traceback in debug mode).
+local function fail(peer, ctx, err, co)
+  if peer._srv.debug and not is_wire_error(err) then err = traceback(co, tostring(err)) end
+  conclude(peer, ctx, false, err)
 end
 
 -- Profile mcp: `_meta` travels beside the params, not in them.
@@ -366,32 +269,6 @@ local function split_meta(params)
   local meta = params._meta
   if meta ~= nil then params._meta = nil end
   return meta
-end
-
---- An incoming request with a context (`inplace`: run it on the dispatching
---- worker; or a batch member: `batch`, `index` say where its reply goes;
---- `checked`: its params fit the method's declaration, see M.add).
---- Requests for bare handlers run in place are served by the drain itself.
-function M.request(peer, method, params, id, rawid, inplace, batch, index, checked)
-  local srv = peer._srv
-  srv.handled = srv.handled + 1
-  local ctx
-  if batch == nil then
-    ctx = setmetatable({ id = id, method = method, peer = peer, _rawid = rawid }, Ctx)
-  else
-    ctx = setmetatable({ id = id, method = method, peer = peer, _rawid = rawid,
-      _batch = batch, _index = index }, Ctx)
-  end
-  if srv.strip_meta then ctx.meta = split_meta(params) end
-  local fn = checked and srv.direct[method] or srv.handlers[method]
-  if fn == nil then
-    return answer_error(peer, ctx, METHOD_NOT_FOUND, "Method not found")
-  end
-  if inplace then  -- start(), inlined: this is every request's path
-    srv.running = ctx
-    return serve(fn, params, ctx)
-  end
-  start(peer, fn, params, ctx)
 end
 
 local function on_cancel(peer, params)
@@ -415,29 +292,6 @@ local function is_quiet(peer, method)
   return prefix ~= nil and method:sub(1, #prefix) == prefix
 end
 
---- An incoming notification: never answered, whatever happens.
-function M.notification(peer, method, params, inplace)
-  local srv = peer._srv
-  srv.handled = srv.handled + 1
-  local fn = srv.handlers[method]
-  -- a cancel for none of our handlers may still matter to a handler of
-  -- the cancel method: an MCP server ends a client's listen stream so
-  if method == peer._profile.cancel_method and (on_cancel(peer, params) ~= false or fn == nil) then
-    return
-  end
-  if fn == nil then
-    -- routine ($/progress, publishDiagnostics nobody asked for): counted, not logged
-    srv.dropped_notifications = srv.dropped_notifications + 1
-    if not is_quiet(peer, method) and peer._debug then
-      peer._debug(("notification %q has no handler; dropped"):format(method))
-    end
-    return
-  end
-  local ctx = setmetatable({ method = method, peer = peer }, Ctx)
-  if srv.strip_meta then ctx.meta = split_meta(params) end
-  start(peer, fn, params, ctx, inplace)
-end
-
 -- Does this peer answer input it cannot decode? A client does not: a
 -- server that logs to stdout would get an error response for each log line
 -- (many such servers crash on that). `role` says: the transports set it
@@ -451,7 +305,7 @@ end
 
 --- A message the codec rejected; answered only when the codec says so and
 --- this peer serves.
-function M.invalid(peer, code, message, rawid, reply, detail, batch)
+local function invalid(peer, code, message, rawid, reply, detail, batch)
   local srv = peer._srv
   srv.invalid = srv.invalid + 1
   if message == TOO_LARGE and batch == nil then
@@ -484,266 +338,267 @@ function M.invalid(peer, code, message, rawid, reply, detail, batch)
   batch[batch.n] = peer._codec:error(rawid, code, message, nil, true)
 end
 
---- An incoming batch: requests answered in one array (notifications omitted),
---- responses routed to our pending requests.
-function M.batch(peer, items)
-  -- remaining starts at 1 for this loop, so members that finish at once
-  -- cannot complete the batch before all of them have started
-  local batch = { n = 0, remaining = 1 }
-  for i = 1, #items do
-    local item = items[i]
-    local kind = item[1]
-    if kind == "request" or kind == "checked" then
-      batch.n, batch.remaining = batch.n + 1, batch.remaining + 1
-      M.request(peer, item[2], item[3], item[4], item[5], false, batch, batch.n, kind == "checked")
-    elseif kind == "notification" then
-      M.notification(peer, item[2], item[3])
-    elseif kind == "result" then
-      client.result(peer, item[2], item[3])
-    elseif kind == "error" then
-      client.error(peer, item[2], item[3])
-    elseif kind == "invalid" then
-      M.invalid(peer, item[2], item[3], item[4], item[5], item[6], batch)
-    end
-  end
-  member_done(peer, batch)
-end
-
 -- {======================================================================
--- Dispatch: a worker drains the codec and runs handlers in place, so one
--- read costs one coroutine resume, not one per message. A handler that
--- waits keeps that worker; another worker goes on draining, and the first
--- one stops once its handler is done (it is no longer the dispatcher).
+-- Batches: the drain loop dispatches their members one after another, as
+-- it does messages read alone; their replies are collected in the batch
+-- and written as one array once the last of them is done.
 -- =======================================================================
 
--- Act on one decoded message (not a request run in place).
-local function act(peer, kind, a, b, c, d, e)
-  peer._srv.running = nil  -- no handler of ours runs in place (yet)
-  if kind == "request" or kind == "checked" then
-    M.request(peer, a, b, c, d, true, nil, nil, kind == "checked")
-  elseif kind == "notification" then
-    M.notification(peer, a, b, true)
-  elseif kind == "result" then
-    client.result(peer, a, b)
-  elseif kind == "error" then
-    client.error(peer, a, b)
-  elseif kind == "batch" then
-    M.batch(peer, a)
-  elseif kind == "invalid" then
-    M.invalid(peer, a, b, c, d, e)
-  end
+-- A batch member's request gets a context of its own, which says where
+-- its reply goes.
+local function member_ctx(peer, batch, method, id, rawid)
+  local n = batch.n + 1
+  batch.n, batch.remaining = n, batch.remaining + 1
+  return setmetatable({ id = id, method = method, peer = peer, _rawid = rawid,
+    _batch = batch, _index = n }, Ctx)
 end
 
--- A worker stopped inside a handler: it waits (track it) or yielded
--- elsewhere. The slow path, so it may afford a pcall: nothing that
--- dispatch does outside a worker may raise past its restore.
-local function stopped(peer, co, ctx, outcome)
-  local ok, err = pcall(after_start, peer, co, ctx, outcome)
-  if not ok then peer._log("dispatch: " .. tostring(err)) end
-end
+-- }======================================================================
 
--- The dispatching worker raised `err`. In a bare handler (no pcall around
--- it: `srv.running` is still BARE), that request is answered as a handler
--- failure; in a request's callback (CALLBACK) it is logged as the
--- callback's; anything else is only logged, as a worker's failure.
-local function raised_in_drain(peer, co, err)
-  local running = peer._srv.running
-  if running == BARE then
-    conclude(peer, bare_ctx(peer), false, err)
-  elseif running == CALLBACK then
-    peer._log("request callback failed: " .. tostring(err))
-  else
-    peer._log("coroutine failed: " .. traceback(co, tostring(err)))
-  end
-end
+-- {======================================================================
+-- Dispatch: a worker drains the codec, so one read costs one coroutine
+-- resume, not one per message. A handler that waits keeps that worker;
+-- another worker goes on draining, and the first one stops once its
+-- handler is done (it is no longer the dispatcher).
+-- =======================================================================
 
--- The rest of a read's one bare request (see `M.reader`) when the handler
--- did not simply return a value that encodes: it returned one that does
--- not, raised, waited or yielded elsewhere. It gets its context now.
-local function one_bare_slow(peer, outcome, json, ok, result, method, id, rawid)
-  if outcome == "done" then
-    return conclude(peer, new_ctx(peer, method, id, rawid), ok, result)
-  elseif outcome == "raised" then
-    return conclude(peer, new_ctx(peer, method, id, rawid), false, json)
-  end
-  if outcome == nil then error("not enough memory for a worker coroutine", 0) end
-  local co = json  -- it stopped inside the handler: waits, or yielded elsewhere
-  local ctx = new_ctx(peer, method, id, rawid)
-  ctx._unprotected = true
-  made[co] = ctx
-  stopped(peer, co, ctx, outcome)
-end
-
---- A waiting handler's worker raised `err` (a bare request run by
---- `one_bare`, whose handler has no pcall): answered as a handler failure,
---- unless its reply was already written (then it is only logged).
-function M.raised(peer, ctx, err)
-  if ctx._unprotected and not ctx._answered then
-    conclude(peer, ctx, false, err)
+--- A waiting handler's worker `co` raised `err`: in its handler (then the
+--- request is answered as failed; handlers run unprotected, see M.reader)
+--- or, after the handler was done, in its reply's write (only logged).
+function M.raised(peer, ctx, err, co)
+  if ctx._waited == true then
+    fail(peer, ctx, err, co)
   else
     peer._log(("method %q: its worker failed: %s"):format(ctx.method, tostring(err)))
   end
   if ctx._waiting then untrack(peer, ctx) end
+  ctx._cancelled, ctx._waited = nil, nil
 end
 
--- The general path of a read (see `M.reader`), from its first message,
--- decoded, on: act on every complete message the codec holds; what they
--- write goes to `send` in one call at the end (unless this is nested in
--- another read).
---
--- Whatever raises (a handler, a clock, a memory error), the serving state
--- and the output are restored, so the next read is answered as usual. A
--- pcall per read would cost a noticeable share of a round trip
--- (bench/results/design-choices.md), so the guarantee comes from the
--- structure instead: everything that can raise runs in the
--- worker (whose resume catches it), or before any state changes (the first
--- decode, the deadline check, which guards the user's clock), or on a slow
--- path under its own pcall.
-local function dispatch_decoded(peer, kind, a, b, c, d, e)
-  local srv, pool, out = peer._srv, peer._pool, peer._out
-  local outer_dispatcher, outer_running = srv.dispatcher, srv.running
-  -- nested in a bare handler (it called receive): keep what made_for needs
-  local outer_bare = outer_running == BARE and { srv.bare_method, srv.bare_id, srv.bare_rawid }
-  local starved = false  -- no memory for a worker coroutine
-  hold(out)
-  repeat
-    local co = take(pool)
-    if co == nil then starved = true; break end
-    srv.dispatcher, srv.running = co, nil
-    local outcome, err = start_raw(pool, co, srv.drain, peer, co, kind, a, b, c, d, e)
-    -- done: the worker drained the codec; else it stopped inside a handler
-    -- (that waits or yielded elsewhere) or raised, and another worker goes on
-    if outcome == "done" then break end
-    if outcome == "raised" then
-      local ok, why = pcall(raised_in_drain, peer, co, err)
-      if not ok then peer._log("dispatch: " .. tostring(why)) end
-    else
-      local ctx = srv.running
-      if ctx == BARE then ctx = made_for(peer, co)
-      elseif ctx == CALLBACK then ctx = nil end  -- a callback that waits: no request of ours
-      if ctx ~= nil then stopped(peer, co, ctx, outcome) end
-    end
-    kind = nil  -- the next worker reads the codec itself
-  until peer._closed
-  srv.dispatcher, srv.running = outer_dispatcher, outer_running
-  if outer_bare then srv.bare_method, srv.bare_id, srv.bare_rawid = outer_bare[1], outer_bare[2], outer_bare[3] end
-  release(out)
-  if starved then error("not enough memory for a worker coroutine", 0) end
-end
-
---- The read function of `peer`: `read(peer, bytes)` does what `dispatch`
---- does, with the peer's parts held as upvalues rather than read from its
---- fields on every read (each field read costs about as much as the
---- handler's own work on Lua 5.4). A read that holds one request for a bare
---- handler, the common case, takes a path of its own: no general loop and
---- none of its state (a nested read, should the handler receive, finds none
---- of ours to restore), no hold (the reply is the read's one write, made
---- here, after the worker yields it back, so a failing send reaches the
---- caller of receive as after a hold) and no pcall around the handler (the
---- worker's resume catches a raise: see Pool.run). The second function,
---- `decoded(kind, ...)`, dispatches one message its transport decoded
---- already (Peer:decode) through the same read, as if it had decoded it.
+--- The read function of `peer`: `read(peer, bytes)` feeds `bytes` to the
+--- codec and dispatches every complete message, with the peer's parts held
+--- as upvalues rather than read from its fields on every read. The second
+--- function, `decoded(kind, ...)`, dispatches one message its transport
+--- decoded already (Peer:decode) through the same read.
+---
+--- Handlers run without a pcall of their own (one would cost about a
+--- twentieth of a round trip on Lua 5.4): the worker's resume catches what
+--- they raise, and `current` says whose handler was running. Whatever else
+--- raises (a send, a clock, a memory error), the serving state and the
+--- output are restored before the error reaches the caller of receive, so
+--- the next read is answered as usual: it runs in the worker too, or
+--- before any state changes (the first decode, the deadline check, which
+--- guards the user's clock).
 function M.reader(peer)
   local codec, srv, out = peer._codec, peer._srv, peer._out
-  local bare, checked, run = srv.bare, srv.checked, peer._pool:runner()
-  local handled = 0  -- requests this path served (an upvalue: cheaper than a field)
-  srv.handled_here = function() return handled end
-  -- The job: the reply for the dispatcher to write when the handler did not
-  -- wait: (json) or (nil, true, result) for `conclude`. A handler that
-  -- waited answers by itself, as any request does.
-  -- The dispatching worker's job (see dispatch_decoded): the message
-  -- already decoded (or none: read the codec first), then the rest.
-  -- Requests for bare handlers, the common case, are served here, inline;
-  -- other messages take `M.request` and `act`. The codec is asked for
-  -- `more` (a request's `e`): false when it holds no byte more, so there
-  -- is no next message to ask for (bytes a handler feeds meanwhile,
-  -- through a nested receive, are drained by that receive).
-  srv.drain = function(_, me, kind, a, b, c, d, e)
-    if kind == nil then
-      kind, a, b, c, d, e = codec_next(codec, nil, true)
-      if kind == nil then return end
+  local handlers, direct, strip_meta = srv.handlers, srv.direct, srv.strip_meta
+  local cancel_method = peer._profile.cancel_method
+  -- each worker's own context, reused by the requests it runs one after another
+  local run = peer._pool:runner(function() return setmetatable({ peer = peer }, Ctx) end)
+  local handled = 0  -- requests and notifications dispatched (an upvalue: cheaper than a field)
+  local queue = nil  -- the members of a batch still to dispatch (see next_member)
+  srv.handled = function() return handled end
+  -- the context whose handler runs now on the dispatching worker; false
+  -- while a request's callback runs there
+  local current = nil
+  local closed, on_read = false, nil  -- the peer's state, as the peer tells it (see the end)
+  local send_now = false  -- where the output would hand bytes now (jrpc.output: on_direct)
+  out:on_direct(function(fn) send_now = fn end)
+
+  -- Call `fn(params, ctx)` on the dispatching worker: true when it waited
+  -- (then the worker no longer dispatches), and what it returned.
+  -- (A handler that waited finds `current` changed when it returns: its
+  -- worker's stop cleared it, and no other handler runs with its context.)
+  local function call(fn, params, ctx)
+    current = ctx
+    local result = fn(params, ctx)
+    if current ~= ctx then return true, result end
+    current = nil
+    return false, result
+  end
+
+  -- The next member of the batch under way, as the codec would give it
+  -- (kind and up to five values), and the batch; nothing once all were
+  -- dispatched. A batch read while another is under way (a handler called
+  -- receive) goes first, then the other's members.
+  local function next_member()
+    local i = queue.i + 1
+    local item = queue.items[i]
+    if item == nil then
+      local batch = queue.batch
+      queue = queue.outer
+      member_done(peer, batch)  -- the count the batch started with
+      return nil
     end
+    queue.i = i
+    return item[1], item[2], item[3], item[4], item[5], nil, queue.batch
+  end
+
+  -- A notification, with the worker's context `ctx`: true when its handler
+  -- waited (then the worker no longer dispatches).
+  local function notification(ctx, method, params)
+    local fn = handlers[method]
+    -- a cancel for none of our handlers may still matter to a handler of
+    -- the cancel method: an MCP server ends a client's listen stream so
+    if method == cancel_method and (on_cancel(peer, params) ~= false or fn == nil) then return false end
+    if fn == nil then
+      -- routine ($/progress, publishDiagnostics nobody asked for): counted, not logged
+      srv.dropped_notifications = srv.dropped_notifications + 1
+      if not is_quiet(peer, method) and peer._debug then
+        peer._debug(("notification %q has no handler; dropped"):format(method))
+      end
+      return false
+    end
+    ctx.id, ctx.method, ctx._rawid = nil, method, nil
+    if strip_meta then ctx.meta = split_meta(params) end
+    local waited = call(fn, params, ctx)
+    if waited then finish_waited(peer, ctx, true) end
+    return waited
+  end
+
+  -- The drain loop, the job of the dispatching worker, whose context is
+  -- `own`: dispatch the message given (or none: read one first), then
+  -- every message after it (the rest of a batch first, then the codec's),
+  -- until none is left, a handler waits (then `stopped` tracks it, another
+  -- worker goes on, and this one stops once the handler is done) or the
+  -- peer closes. A request's `e` says whether the codec holds any byte
+  -- more: when it holds none, there is no next message to ask for (bytes a
+  -- handler feeds meanwhile, through a nested receive, are drained there),
+  -- and its reply goes back to `read` to write, outside the worker.
+  local function drain(own, kind, a, b, c, d, e)
+    local batch = nil  -- the batch of the message, if it is a member
     while true do
+      if kind == nil then
+        if queue ~= nil then kind, a, b, c, d, e, batch = next_member() end
+        if kind == nil then
+          batch = nil
+          kind, a, b, c, d, e = codec_next(codec, nil, true)
+          if kind == nil then return end
+        end
+      end
       if kind == "request" or kind == "checked" then
-        -- "checked": its params fit the declaration of a bare handler (see
-        -- M.add); a method in `checked` is in `bare` too, so a request whose
-        -- method is not in `bare` finds nothing in `checked` either
-        local fn = kind == "request" and bare[a] or checked[a]
-        if fn then
-          handled = handled + 1
-          srv.running, srv.bare_method, srv.bare_id, srv.bare_rawid = BARE, a, c, d
-          -- no pcall (see dispatch_decoded): a raise ends this worker, and
-          -- dispatch_decoded answers it while srv.running is BARE
-          local result = fn(b)
-          local json
-          if made[me] == nil then
-            srv.running = nil  -- it returned: a raise from here on is not the handler's
-            if result == nil then result = null end
-            json = codec_result(codec, d, result)
-          end
-          if json then write(out, json) else bare_done(peer, me, a, c, d, result) end
+        handled = handled + 1
+        -- "checked": the codec checked its params against the declaration
+        local fn = (kind == "request" and handlers or direct)[a]
+        local ctx = own
+        if batch == nil then
+          ctx.id, ctx.method, ctx._rawid = c, a, d
         else
-          M.request(peer, a, b, c, d, true, nil, nil, kind == "checked")
+          ctx = member_ctx(peer, batch, a, c, d)
+        end
+        if strip_meta then ctx.meta = split_meta(b) end
+        if fn == nil then
+          answer_error(peer, ctx, METHOD_NOT_FOUND, "Method not found")
+        else
+          current = ctx  -- see `call`: on every request's path, so inline
+          local result = fn(b, ctx)
+          if current ~= ctx then return finish_waited(peer, ctx, true, result) end
+          current = nil
+          if batch == nil then
+            if result == nil then result = null end
+            local json = codec_result(codec, d, result)
+            if json == nil then
+              conclude(peer, ctx, true, result)
+            elseif e == false and json ~= true then  -- not held: see `read`
+              return json
+            else
+              write(out, json)
+            end
+          else
+            conclude(peer, ctx, true, result)
+          end
         end
         if e == false then return end
-      elseif kind == "result" then
-        -- settled by jrpc.client; a callback is called here without the
-        -- pcall `act` would give it: a raise ends this worker, and
-        -- dispatch_decoded logs it as the callback's while srv.running is
-        -- CALLBACK
-        local callback = result_callback(peer, a, b)
+      elseif kind == "result" or kind == "error" then
+        local callback, err
+        if kind == "result" then callback = client_result(peer, a, b) else callback, err = client_error(peer, a, b) end
         if callback then
-          srv.running = CALLBACK
-          callback(nil, b)
+          current = false  -- a request's callback runs (see `stopped`, and `read` for a raise)
+          if err == nil then callback(nil, b) else callback(err) end
+          if current ~= false then return end  -- it waited: another worker dispatches now
+          current = nil
         end
-        srv.running = nil
-      else
-        act(peer, kind, a, b, c, d, e)
+      elseif kind == "notification" then
+        handled = handled + 1
+        if notification(own, a, b) then return end
+      elseif kind == "batch" then
+        queue = { items = a, i = 0, batch = { n = 0, remaining = 1 }, outer = queue }
+      elseif kind == "invalid" then
+        invalid(peer, a, b, c, d, e, batch)
       end
-      if srv.dispatcher ~= me or peer._closed then return end
-      kind, a, b, c, d, e = codec_next(codec, nil, true)
-      if kind == nil then return end
+      if closed then return end
+      kind = nil
     end
   end
-  local function serve_one(me, fn, params, rawid)
-    local result = fn(params)
-    if made[me] == nil then
-      if result == nil then result = null end
-      local json = codec_result(codec, rawid, result)
-      if json then return json end
-      return nil, true, result
-    end
-    return serve_bare_waited(peer, me, result)
+
+  -- The dispatching worker `co` stopped (outcome "waiting" or "foreign")
+  -- in the handler of `current`: track it if it waits, answer it if it
+  -- yielded to another scheduler. A request's callback that waits is not
+  -- tracked: its worker only stops dispatching.
+  local function stopped(outcome, co)
+    local ctx = current
+    current = nil
+    if not ctx then return end  -- a callback (false): its worker only stops dispatching
+    if outcome == "waiting" then track(peer, co, ctx) else M.foreign(peer, ctx) end
   end
+
   -- A read of `bytes`; or, given `kind` and the rest, of a message its
   -- transport decoded already (Peer:decode), dispatched the same way.
   local function read(_, bytes, kind, a, b, c, d, e)
-    if peer._closed then return end
-    local on_read = peer._on_read  -- the deadline check, while there are deadlines
-    if on_read then
+    if closed then return end
+    if on_read then  -- the deadline check, while there are deadlines
       on_read(peer)
-      if peer._closed then return end
+      if closed then return end
     end
     if kind == nil then
       kind, a, b, c, d, e = codec_next(codec, bytes, true)  -- feeds the bytes first
-      if kind == nil then return end  -- a read with no message: no switch
+      if kind == nil then return end  -- a read with no message: no worker
     end
-    if e == false then  -- only requests, checked or not, have an `e`
-      local fn = kind == "request" and bare[a] or checked[a]
-      if fn then
-        handled = handled + 1
-        local outcome, json, ok, result = run(serve_one, fn, b, d)
-        if json and outcome == "done" then
-          local direct = out.direct
-          if direct then return direct(json) end
-          return write(out, json)
-        end
-        return one_bare_slow(peer, outcome, json, ok, result, a, c, d)
+    -- more than one message: their replies go to send together (jrpc.output)
+    local held = e ~= false
+    if held then hold(out) end
+    local outer, failure, reply = current, nil, nil  -- outer: nested in a handler (it called receive)
+    repeat
+      local outcome, x, co = run(drain, kind, a, b, c, d, e)
+      if outcome == "done" then
+        reply = x
+        break
       end
+      -- the slow paths, protected: what they raise (a send, say) reaches
+      -- the caller of receive once the state is restored
+      local ok, why = true, nil
+      if outcome == "raised" then
+        local ctx = current
+        current = nil
+        if ctx then
+          ok, why = pcall(fail, peer, ctx, x, co)
+        elseif ctx == false then
+          peer._log("request callback failed: " .. tostring(x))
+        else
+          ok, why = false, x  -- not a handler's nor a callback's: say, a send's
+        end
+      elseif outcome == nil then
+        ok, why = false, "not enough memory for a worker coroutine"
+      else
+        ok, why = pcall(stopped, outcome, x)
+      end
+      if not ok then failure = why end
+      kind = nil  -- the next worker reads the next message itself
+    until failure ~= nil or closed
+    current = outer
+    if held then release(out) end
+    if failure ~= nil then error(failure, 0) end
+    if reply then  -- the one reply of a one-request read, written last
+      if send_now then return send_now(reply) end
+      return write(out, reply)
     end
-    return dispatch_decoded(peer, kind, a, b, c, d, e)
   end
-  return read, function(...) return read(nil, nil, ...) end
+  return {
+    read = read,
+    decoded = function(...) return read(nil, nil, ...) end,  -- a message from Peer:decode
+    close = function() closed = true end,  -- the peer closed
+    on_read = function(fn) on_read = fn end,  -- see Peer:on_read
+  }
 end
 
 -- }======================================================================
@@ -751,7 +606,7 @@ end
 --- Counters: handled, invalid, failed, in_flight (handlers that wait).
 function M.stats(peer, into)
   local srv = peer._srv
-  into.handled, into.invalid, into.failed = srv.handled + srv.handled_here(), srv.invalid, srv.failed
+  into.handled, into.invalid, into.failed = srv.handled(), srv.invalid, srv.failed
   into.dropped_notifications, into.unknown_cancels = srv.dropped_notifications, srv.unknown_cancels
   into.in_flight = srv.nwaiting
   return into

@@ -192,42 +192,50 @@ function Pool:start(co, job, a, b, c, d, e, f, g, h)
   return outcome(self, co, false, err)
 end
 
---- A function `run(job, a, b, c, d)` that runs `job(co, a, b, c, d)` on
---- a worker `co` of the pool: `take` and `start` in one call, for the
---- common read. The runner keeps the worker it last used at hand, as an
---- upvalue: a run that finishes costs no field reads or writes for it
---- (each costs about as much as a small handler on Lua 5.4). `run` returns
---- the outcome and, when "done", the job's first three results; "raised"
---- and the error when the job raised (not logged: the caller answers for
---- it; so the job needs no pcall of its own, and should it raise after a
---- wait, `on_raised` hears of it); else the outcome and the worker. Nil
---- when there is no memory for a worker.
----@return fun(job: function, a: any, b: any, c: any, d: any): string|nil, any, any, any
-function Pool:runner()
+--- A function `run(job, a, b, c, d, e, f)` that runs `job(own, a, b, c,
+--- d, e, f)` on a worker of the pool, `own` being that worker's own value
+--- (made by `make_own()` when the worker is first used): `take` and
+--- `start_raw` in one call, for every read. The runner keeps the worker it
+--- last used at hand, as an upvalue: a run that finishes costs no field
+--- reads or writes for it. `run` returns "done" when the job finished;
+--- "raised" and the error when it raised (not logged: the caller answers
+--- for it; should the job raise after a wait, `on_raised` hears of it);
+--- else the outcome ("waiting" or "foreign") and the worker. Nil when
+--- there is no memory for a worker.
+---@param make_own fun(): any
+---@return fun(job: function, a: any, b: any, c: any, d: any, e: any, f: any): string|nil, any
+function Pool:runner(make_own)
   if self.lend then error("jrpc.workers: a pool has one runner", 2) end
-  local pool, hot = self, nil
+  local pool, hot, hot_own = self, nil, nil
+  local own_of = setmetatable({}, { __mode = "k" })
   self.lend = function()  -- for take: hand it over
     local co = hot
     hot = nil
     return co
   end
   self.holds = function() return hot ~= nil end
-  return function(job, a, b, c, d)
-    local co = hot
+  local function run(job, a, b, c, d, e, f)
+    local co, own = hot, hot_own
     if co then
       hot = nil  -- a nested run (the handler reads) must not take it too
     else
       co = pool:take()
       if co == nil then return nil end
+      own = own_of[co]
+      if own == nil then
+        own = make_own()
+        own_of[co] = own
+      end
     end
-    local ok, signal, r1, r2, r3 = resume(co, job, co, a, b, c, d)
+    local ok, signal, r = resume(co, job, own, a, b, c, d, e, f)
     if signal == IDLE then
-      if hot == nil then hot = co else give_back(pool, co) end
-      return "done", r1, r2, r3
+      if hot == nil then hot, hot_own = co, own else give_back(pool, co) end
+      return "done", r
     end
-    if not ok then return "raised", signal end
+    if not ok then return "raised", signal, co end
     return outcome(pool, co, ok, signal), co
   end
+  return run
 end
 
 --- How many idle workers the pool keeps.
@@ -262,7 +270,7 @@ function M.wake(co, log, ...)
   local ok, signal = resume(co, WAKE, ...)
   if not ok and pool.on_raised then
     parked_pool[co], parked_job[co] = nil, nil
-    return pool.on_raised(job, signal)
+    return pool.on_raised(job, signal, co)
   end
   local result = outcome(pool, co, ok, signal)
   if result ~= "waiting" then

@@ -1,5 +1,5 @@
 #!/bin/sh
-# mk/check_deps.sh LUA MODULE...: run by make before it compiles an ABI's
+# scripts/check_deps.sh LUA MODULE...: run by make before it compiles an ABI's
 # modules. Looks for each header and library the named modules need
 # (core: cJSON and llhttp; core_tls: OpenSSL; all: the Lua headers of LUA,
 # "lua5.4" or "luajit") the way the build will, and reports every missing

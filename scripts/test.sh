@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the stages of `make test` (run by the Makefile, which
+# passes MAKE and SOAK_TEST_REQUESTS). Every stage runs even when an earlier
+# one fails, so one run shows everything; the exit status is non-zero if any
+# stage failed. Each busted run ends with its summary line; the very last
+# line sums both runs as "N passed, M failed" (failures + errors).
+MAKE=${MAKE:-make}
+passed=0; failed=0; bad=; times=; recap=
+. scripts/busted_run.sh
+mkdir -p build
+stage () { stage_name=$1; shift; t0=$(date +%s); "$@" || bad="$bad $stage_name"
+  times="$times $stage_name $(( $(date +%s) - t0 ))s"; }
+stage build $MAKE --no-print-directory WERROR=1 all embed bench-tools
+stage lint $MAKE --no-print-directory lint
+stage busted-5.4 run_busted 5.4 lua5.4 /usr/bin/busted spec
+stage busted-jit run_busted jit luajit /usr/bin/busted spec
+stage soak $MAKE --no-print-directory soak SOAK_REQUESTS="$SOAK_TEST_REQUESTS"
+stage test-rock $MAKE --no-print-directory test-rock
+stage test-love $MAKE --no-print-directory test-love
+stage test-nvim $MAKE --no-print-directory test-nvim
+stage test-conformance $MAKE --no-print-directory test-conformance
+stage test-deploy $MAKE --no-print-directory test-deploy
+stage test-asan $MAKE --no-print-directory WERROR=1 test-asan
+stage test-valgrind $MAKE --no-print-directory WERROR=1 test-valgrind
+stage test-allocfail $MAKE --no-print-directory WERROR=1 test-allocfail
+stage fuzz-short $MAKE --no-print-directory fuzz-short
+echo "make test: stage times:$times"
+if [ -n "$bad" ]; then echo "make test: FAILED:$bad"; else echo "make test: all stages passed"; fi
+if [ -n "$(printf '%s' "$recap" | tr -d '[:space:]')" ]; then echo "make test: failing tests:"; printf '%s' "$recap" | grep -v '^$'; fi
+echo "$passed passed, $failed failed"
+[ -z "$bad" ]
