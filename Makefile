@@ -18,15 +18,18 @@ PKG_CONFIG ?= pkg-config
 WERROR ?= 0
 
 # Recursive (=) on purpose: pkg-config runs when a recipe needs the value,
-# that is after `make deps` has installed it.
-LUA54_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags lua5.4 libcjson)
-LUAJIT_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags luajit libcjson)
-CJSON_LIBS ?= $(shell $(PKG_CONFIG) --libs libcjson)
+# that is after `make deps` has installed it. One package per call, quiet:
+# a missing one is reported by scripts/check_deps.sh (build/%/deps.ok), and
+# must not take the others' flags with it.
+pc = $(strip $(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null))
+LUA54_CFLAGS ?= $(strip $(call pc,--cflags,lua5.4) $(call pc,--cflags,libcjson))
+LUAJIT_CFLAGS ?= $(strip $(call pc,--cflags,luajit) $(call pc,--cflags,libcjson))
+CJSON_LIBS ?= $(or $(call pc,--libs,libcjson),-lcjson)
 # OpenSSL 3's libcrypto (HMAC, RAND_bytes, CRYPTO_memcmp) and libssl
 # (core.tls_client: TLS over memory BIOs, src/tls.c)
-CRYPTO_CFLAGS ?= $(shell $(PKG_CONFIG) --cflags libcrypto)
-CRYPTO_LIBS ?= $(shell $(PKG_CONFIG) --libs libcrypto)
-SSL_LIBS ?= $(shell $(PKG_CONFIG) --libs libssl)
+CRYPTO_CFLAGS ?= $(call pc,--cflags,libcrypto)
+CRYPTO_LIBS ?= $(or $(call pc,--libs,libcrypto),-lcrypto)
+SSL_LIBS ?= $(or $(call pc,--libs,libssl),-lssl)
 # llhttp 9 (Node's HTTP/1.1 parser; Debian 13's libllhttp-dev, which
 # `make deps` installs on Debian 12 too: see deps-llhttp)
 LLHTTP_LIBS ?= -lllhttp
@@ -71,6 +74,8 @@ DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-de
   love xvfb xauth lua-socket neovim clangd nginx gnuplot-nox procps
 LLHTTP_APT ?= build/apt-trixie
 LLHTTP_DEBS := libllhttp9.2 libllhttp-dev
+# Debian 13's Neovim (0.10) for test-nvim, unpacked here (spec/nvim/debian13.sh)
+NVIM_DEBIAN13 ?= build/nvim-debian13
 
 ROCKSPEC := rockspec/jrpc-scm-1.rockspec
 ROCK_DIR ?= build/rock
@@ -127,7 +132,7 @@ FUZZ_SHORT_SECONDS ?= 5
 endif
 
 .PHONY: all help deps deps-llhttp deps-no-nginx-service node-deps conformance-deps \
-  lint test test-rock rock check-rockspec test-love test-nvim test-conformance test-deploy \
+  lint nvim test test-rock rock check-rockspec test-love test-nvim test-conformance test-deploy \
   test-asan test-valgrind test-allocfail soak bench bench-stdio bench-tools example embed \
   fuzz fuzz-build fuzz-short clean FORCE
 
@@ -135,6 +140,8 @@ endif
 # The targets. A `## ` comment after a target is what `make help` prints.
 # =====================================================================
 all: $(MODULES) $(NVIM_MODULES) ## build/5.4 and build/jit: jrpc.core, jrpc.core_tls, jrpc.lineread (LuaJIT's copied to lua/jrpc/ for Neovim)
+
+nvim: $(NVIM_MODULES) ## only what Neovim loads: the LuaJIT builds, in lua/jrpc/ (no Lua 5.4 headers needed)
 
 help: ## this list
 	@awk -F':.*## ' '/^[a-z][a-z0-9-]*:.*## / { printf "  %-22s %s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
@@ -170,10 +177,17 @@ check-rockspec: ## every lua/jrpc/**/*.lua is a module of the rockspec
 test-love: all ## examples/love (LÖVE, LuaSocket) against examples/tcp_server.lua under Xvfb
 	@bash spec/love/run.sh
 
-test-nvim: all ## real nvim --headless: an LSP session with clangd, and the examples/nvim plugins
+# Both Neovims run even when the first fails; either failing fails the target.
+test-nvim: all $(NVIM_DEBIAN13)/bin/nvim ## real nvim --headless (Debian 12's 0.7 and Debian 13's 0.10): LSP with clangd, the examples/nvim plugins
 	@command -v nvim >/dev/null && command -v clangd >/dev/null \
 	  || { echo "test-nvim: needs nvim and clangd (make deps)" >&2; exit 1; }
-	lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim
+	@rc=0; \
+	echo "== test-nvim: nvim (Debian 12, 0.7)"; \
+	JRPC_NVIM=nvim JRPC_NVIM_VERSION=0.7 lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim || rc=1; \
+	echo "== test-nvim: $(NVIM_DEBIAN13)/bin/nvim (Debian 13, 0.10)"; \
+	JRPC_NVIM=$(CURDIR)/$(NVIM_DEBIAN13)/bin/nvim JRPC_NVIM_VERSION=0.10 \
+	  lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim || rc=1; \
+	exit $$rc
 
 test-conformance: all conformance-deps ## the MCP conformance suite, server and client, both eras, both interpreters
 	bash spec/mcp/conformance.sh 2026-07-28 lua5.4
@@ -240,8 +254,13 @@ clean: ## remove build/ and the modules copied to lua/jrpc/
 # {====================================================================
 # How the files are made.
 # =====================================================================
+# A running Neovim has the installed module mapped: writing over it in
+# place (same inode) changes the code under the editor, which then dies
+# (SIGBUS, SIGSEGV). The copy is written beside it and renamed over it, so
+# the editor keeps the old file (inode) and the next start loads the new one.
 lua/jrpc/%.so: build/jit/jrpc/%.so
-	cp $< $@
+	@mkdir -p $(@D)
+	tmp=$@.new$$$$; cp $< $$tmp && mv -f $$tmp $@ || { rm -f $$tmp; exit 1; }
 
 # Rebuild when the command line changes (e.g. WERROR=1 after a plain build):
 # flags.txt is rewritten only when its content differs.
@@ -252,25 +271,44 @@ build/%/flags.txt: FORCE
 
 # The old module is removed first: a failed build must not leave a stale
 # core.so behind for the tests to load.
-build/%/jrpc/core.so: $(CORE_DEPS) build/%/flags.txt
+build/%/jrpc/core.so: $(CORE_DEPS) build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $(CORE_SRC) $(LINK_FLAGS)
 
 # jrpc.core_tls: the same layers as the core, its own translation unit,
 # linked against libssl and libcrypto (src/core_tls.c).
-build/%/jrpc/core_tls.so: $(CORE_DEPS) build/%/flags.txt
+build/%/jrpc/core_tls.so: $(CORE_DEPS) build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ src/core_tls.c $(LIBFLAG) $(LDFLAGS) $(TLS_LIBS)
 
 # jrpc.lineread: the blocking stdio transport's bounded line read (I/O,
 # so not in the core); no cJSON.
-build/%/jrpc/lineread.so: src/io/lineread.c build/%/flags.txt
+build/%/jrpc/lineread.so: src/io/lineread.c build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $< $(LIBFLAG) $(LDFLAGS)
 
+# Before an ABI's first compile (and again when its flags change), every
+# header and library its modules need is looked for; what is missing is
+# reported with the Debian package that provides it (scripts/check_deps.sh).
+LUA_PC_jit = luajit
+LUA_PC_5.4 = lua5.4
+LUA_PC_asan = lua5.4
+LUA_PC_memcheck = lua5.4
+CHECK_DEPS := $(dir $(firstword $(MAKEFILE_LIST)))scripts/check_deps.sh
+
+build/%/deps.ok: build/%/flags.txt $(CHECK_DEPS)
+	@CC='$(CC)' PKG_CONFIG='$(PKG_CONFIG)' CFLAGS='$(ABI_FLAGS)' CJSON_LIBS='$(CJSON_LIBS)' \
+	  LLHTTP_LIBS='$(LLHTTP_LIBS)' TLS_LIBS='$(TLS_LIBS)' \
+	  sh $(CHECK_DEPS) $(LUA_PC_$*) core core_tls lineread
+	@touch $@
+
+$(NVIM_DEBIAN13)/bin/nvim: spec/nvim/debian13.sh
+	@rm -f $@
+	sh spec/nvim/debian13.sh $(NVIM_DEBIAN13)
+
 FORCE:
 
-.PRECIOUS: build/%/flags.txt
+.PRECIOUS: build/%/flags.txt build/%/deps.ok
 
 $(NODE_STAMP): node/package.json node/package-lock.json
 	cd node && npm ci --no-audit --no-fund

@@ -74,7 +74,7 @@ static int opt_choice (lua_State *L, const char *name, const char *const list[],
 /* raise on an option name the codec does not know (typos) */
 static void check_option_names (lua_State *L) {
   static const char *const known[] = {"framing", "profile",
-    "max_message_bytes", "max_depth", "max_batch", "null", NULL};
+    "max_message_bytes", "max_depth", "max_batch", "null", "empty_dict", NULL};
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     int i, ok = 0;
@@ -128,18 +128,52 @@ static void opt_null (lua_State *L, Codec *C) {
 
 
 /*
-** Push the codec's null value, return its stack index (0: core.null). Raw
-** lookups with a light userdata key: nothing is allocated, no Lua code
-** runs.
+** Option 'empty_dict': a metatable (Neovim's, the one vim.empty_dict()
+** sets) that switches the codec to Neovim's convention for empty tables:
+** a decoded empty object gets it, a table that has it encodes as an
+** object, and an empty table without a marker encodes as [] (as
+** vim.json does). Kept like 'null'; absent or nil: jrpc's own convention
+** (an empty unmarked table is {}), and the codec pays nothing.
 */
-static int push_codec_null (lua_State *L, const Codec *C) {
-  if (!C->has_null) return 0;
-  lua_pushlightuserdata(L, (void *)&CODEC_NULL_KEY);
+static void opt_empty_dict (lua_State *L, Codec *C) {
+  lua_getfield(L, 2, "empty_dict");
+  if (lua_isnil(L, -1)) { lua_pop(L, 1); return; }
+  if (!lua_istable(L, -1))
+    luaL_error(L, "option 'empty_dict' must be a table (a metatable), not a %s",
+               luaL_typename(L, -1));
+  push_weak_registry(L, &CODEC_EMPTY_KEY);
+  lua_pushvalue(L, 1);                   /* the codec */
+  lua_pushvalue(L, -3);                  /* its metatable */
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  C->has_empty = 1;
+}
+
+
+/*
+** Push the codec's value kept under 'key' (a CODEC_*_KEY table), return
+** its stack index. Raw lookups with a light userdata key: nothing is
+** allocated, no Lua code runs.
+*/
+static int push_codec_kept (lua_State *L, const char *key) {
+  lua_pushlightuserdata(L, (void *)key);
   lua_rawget(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, 1);
   lua_rawget(L, -2);
   lua_remove(L, -2);
   return lua_gettop(L);
+}
+
+
+/* Push the codec's null value, return its stack index (0: core.null). */
+static int push_codec_null (lua_State *L, const Codec *C) {
+  return C->has_null ? push_codec_kept(L, &CODEC_NULL_KEY) : 0;
+}
+
+
+/* Push the codec's empty_dict metatable, return its stack index (0: none). */
+static int push_codec_empty (lua_State *L, const Codec *C) {
+  return C->has_empty ? push_codec_kept(L, &CODEC_EMPTY_KEY) : 0;
 }
 
 
@@ -215,6 +249,7 @@ static int codec_new (lua_State *L) {
   C->max_batch = (int)opt_int(L, "max_batch", DEFAULT_MAX_BATCH, 1,
                               1 << 30);
   opt_null(L, C);
+  opt_empty_dict(L, C);
   frame_init(&C->F, lsp, (size_t)max_bytes);
   ud_open(&C->h, CODEC_MT);   /* complete: its methods may take it */
   lua_settop(L, 1);
@@ -222,7 +257,8 @@ static int codec_new (lua_State *L) {
 }
 
 
-static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null, int shapes) {
+static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null, int emt,
+                     int shapes) {
   M->profile = C->profile;
   M->max_batch = C->max_batch;
   M->S.max_depth = C->max_depth;
@@ -232,6 +268,7 @@ static void msg_ctx (Codec *C, Work *W, MsgCtx *M, int null, int shapes) {
   M->amt = AMT;
   M->omt = OMT;
   M->null = null;
+  M->emt = emt;
   M->shapes = shapes;
   M->kinds = MSG_KINDS;
   M->keys.table = KEY_CACHE;
@@ -346,12 +383,12 @@ static int codec_oversize (lua_State *L) {
 ** release W: the values of one event.
 */
 static int decode_in (lua_State *L, Codec *C, Work *W, const char *p,
-                      size_t len, int null, int shapes) {
+                      size_t len, int null, int emt, int shapes) {
   MsgCtx M;
   int n;
   W->msg.n = 0;
   memcpy(buf_reserve(L, &W->msg, len + 1), p, len);
-  msg_ctx(C, W, &M, null, shapes);
+  msg_ctx(C, W, &M, null, emt, shapes);
   n = msg_decode(L, &M, W->msg.p, W->msg.p + len);
   work_release(L, W);
   return n;
@@ -375,18 +412,19 @@ static int codec_next (lua_State *L) {
   Work *W = NULL;
   const char *p = NULL, *e = NULL;  /* an event sets them for push_too_large */
   FrameEvent ev;
-  int n, null, top = lua_gettop(L);  /* gettop: cheap on LuaJIT */
+  int n, null, emt, top = lua_gettop(L);  /* gettop: cheap on LuaJIT */
   int more = top >= 3 && lua_toboolean(L, 3), shapes;
   if (top >= 2 && !lua_isnil(L, 2))
     feed_arg(L, C);
   null = push_codec_null(L, C);
+  emt = push_codec_empty(L, C);
   shapes = push_codec_shapes(L, C);
   if (jr_unlikely(C->work == NULL || C->work->busy))
     W = work_acquire(L, &C->work, 1);
   switch (frame_next(&C->F, &p, &e, &ev)) {
     case FR_MSG: {
       if (W == NULL) W = work_acquire(L, &C->work, 1);  /* the free resident */
-      n = decode_in(L, C, W, p, (size_t)(e - p), null, shapes);
+      n = decode_in(L, C, W, p, (size_t)(e - p), null, emt, shapes);
       if (more && n == 5) {  /* a request (5 values), asked: bytes left? */
         lua_pushboolean(L, C->F.off < C->F.in.n);
         n = 6;
@@ -447,9 +485,10 @@ static int codec_decode (lua_State *L) {
   Codec *C = check_codec(L);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  int null, shapes;
+  int null, emt, shapes;
   lua_settop(L, 2);
   null = push_codec_null(L, C);
+  emt = push_codec_empty(L, C);
   shapes = push_codec_shapes(L, C);
   if (len > C->F.max_bytes) {
     FrameEvent ev;
@@ -462,7 +501,8 @@ static int codec_decode (lua_State *L) {
   }
   /* 's' is held by the stack: a finalizer run while the Work is made
      cannot move it */
-  return decode_in(L, C, work_acquire(L, &C->work, 1), s, len, null, shapes);
+  return decode_in(L, C, work_acquire(L, &C->work, 1), s, len, null, emt,
+                   shapes);
 }
 
 /* }=============================================================== */
@@ -587,10 +627,13 @@ static int codec_result (lua_State *L) {
   char tmp[NUM_IDTEXT];
   const char *id = check_idarg(L, 2, tmp, &idlen);
   Enc E;
+  int emt;
   luaL_checkany(L, 3);
+  lua_settop(L, 4);  /* the metatable goes above the arguments */
+  emt = push_codec_empty(L, C);
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"result\":");
-  if (!enc_into(L, &C->out, 3, AMT, OMT, C->max_depth - 1, &E))
+  if (!enc_into(L, &C->out, 3, AMT, OMT, emt, C->max_depth - 1, &E))
     return enc_pushfail(L, &E);
   buf_addlit(L, &C->out, ",\"id\":");
   buf_add(L, &C->out, id, idlen);
@@ -627,7 +670,10 @@ static int codec_error (lua_State *L) {
   const char *id = check_idarg(L, 2, tmp, &idlen);
   long long code = check_code(L, 3);
   const char *msg = luaL_checklstring(L, 4, &mlen);
+  int emt;
   Enc E;
+  lua_settop(L, 6);  /* the metatable goes above the arguments */
+  emt = push_codec_empty(L, C);
   out_begin(L, C);
   buf_addlit(L, &C->out, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":");
   enc_integer(L, &C->out, code);
@@ -639,7 +685,7 @@ static int codec_error (lua_State *L) {
   }
   if (!lua_isnoneornil(L, 5)) {
     buf_addlit(L, &C->out, ",\"data\":");
-    if (!enc_into(L, &C->out, 5, AMT, OMT, C->max_depth - 2, &E))
+    if (!enc_into(L, &C->out, 5, AMT, OMT, emt, C->max_depth - 2, &E))
       return enc_pushfail(L, &E);
   }
   buf_addlit(L, &C->out, "},\"id\":");
@@ -650,7 +696,7 @@ static int codec_error (lua_State *L) {
 
 
 /* write ,"params":<params> for the value at 'arg' (absent: nothing) */
-static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
+static int add_params (lua_State *L, Codec *C, int arg, int emt, Enc *E) {
   if (lua_isnoneornil(L, arg) ||  /* nil and core.null: no params member */
       (lua_type(L, arg) == LUA_TLIGHTUSERDATA && lua_touserdata(L, arg) == NULL))
     return 1;
@@ -660,7 +706,7 @@ static int add_params (lua_State *L, Codec *C, int arg, Enc *E) {
     return 0;
   }
   buf_addlit(L, &C->out, ",\"params\":");
-  return enc_into(L, &C->out, arg, AMT, OMT, C->max_depth - 1, E);
+  return enc_into(L, &C->out, arg, AMT, OMT, emt, C->max_depth - 1, E);
 }
 
 
@@ -679,10 +725,13 @@ static int codec_request (lua_State *L) {
   const char *id = check_idarg(L, 2, tmp, &idlen);
   size_t mlen;
   const char *m = luaL_checklstring(L, 3, &mlen);  /* before out_begin */
+  int emt;
   Enc E;
+  lua_settop(L, 5);  /* the metatable goes above the arguments */
+  emt = push_codec_empty(L, C);
   out_begin(L, C);
   add_method(L, C, 3, m, mlen);
-  if (!add_params(L, C, 4, &E)) return enc_pushfail(L, &E);
+  if (!add_params(L, C, 4, emt, &E)) return enc_pushfail(L, &E);
   buf_addlit(L, &C->out, ",\"id\":");
   buf_add(L, &C->out, id, idlen);
   buf_addc(L, &C->out, '}');
@@ -694,10 +743,13 @@ static int codec_notification (lua_State *L) {
   Codec *C = check_codec(L);
   size_t mlen;
   const char *m = luaL_checklstring(L, 2, &mlen);  /* before out_begin */
+  int emt;
   Enc E;
+  lua_settop(L, 4);  /* the metatable goes above the arguments */
+  emt = push_codec_empty(L, C);
   out_begin(L, C);
   add_method(L, C, 2, m, mlen);
-  if (!add_params(L, C, 3, &E)) return enc_pushfail(L, &E);
+  if (!add_params(L, C, 3, emt, &E)) return enc_pushfail(L, &E);
   buf_addc(L, &C->out, '}');
   return out_push(L, C, lua_toboolean(L, 4));
 }

@@ -30,7 +30,18 @@
 
 
 /*
-** core.encode(value [, max_depth]) -> json | nil, msg
+** The metatable argument 'arg' (the codec option empty_dict, for
+** core.encode and core.decode): its stack index, or 0 when absent.
+*/
+static int empty_dict_arg (lua_State *L, int arg) {
+  if (lua_isnoneornil(L, arg)) return 0;
+  luaL_argcheck(L, lua_istable(L, arg), arg, "empty_dict must be a table (a metatable)");
+  return arg;
+}
+
+
+/*
+** core.encode(value [, max_depth [, empty_dict]]) -> json | nil, msg
 ** The scratch codec's 'out' needs no Work: encoding runs no Lua code (raw
 ** access only, no allocation from the Lua heap but luaL_checkstack, which
 ** runs no finalizer), and the text is copied out by lua_pushlstring
@@ -39,12 +50,13 @@
 static int core_encode (lua_State *L) {
   Codec *C = SCRATCH;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
+  int emt = empty_dict_arg(L, 3);
   Enc E;
   luaL_checkany(L, 1);
   luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
                 "max_depth must be from 1 to 1000");
   C->out.n = 0;
-  if (!enc_into(L, &C->out, 1, AMT, OMT, (int)depth, &E))
+  if (!enc_into(L, &C->out, 1, AMT, OMT, emt, (int)depth, &E))
     return enc_pushfail(L, &E);
   lua_pushlstring(L, C->out.p, C->out.n);
   if (C->out.cap > 65536) buf_free(L, &C->out);  /* keep no big scratch */
@@ -85,7 +97,7 @@ static int core_peek (lua_State *L) {
 }
 
 
-/* core.decode(json [, max_depth [, null]]) -> value | nil, msg */
+/* core.decode(json [, max_depth [, null [, empty_dict]]]) -> value | nil, msg */
 static int core_decode (lua_State *L) {
   Codec *C = SCRATCH;
   Work *W;
@@ -94,6 +106,7 @@ static int core_decode (lua_State *L) {
   const char *e = s + len, *p = scan_skipws(s, e), *end;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
   int null = lua_isnoneornil(L, 3) ? 0 : 3;  /* what JSON null becomes */
+  int emt = empty_dict_arg(L, 4);
   Scan S;
   luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
                 "max_depth must be from 1 to 1000");
@@ -120,9 +133,9 @@ static int core_decode (lua_State *L) {
     long long v;
     scan_number(&S, p, end, &isint);
     if (isint && num_token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
-    else tolua_json(L, &W->tree, p, end, AMT, null);
+    else tolua_json(L, &W->tree, p, end, AMT, null, emt);
   }
-  else tolua_json(L, &W->tree, p, end, AMT, null);
+  else tolua_json(L, &W->tree, p, end, AMT, null, emt);
   work_release(L, W);
   return 1;
 }

@@ -181,7 +181,10 @@ static int enc_array_rest (Enc *E, int idx, size_t i, int depth, int marked) {
 ** A table: an object when marked so, or when it has no integer key 1
 ** (and no other integer keys: they fail in enc_object); else a sequence,
 ** written in one walk while the keys come as 1, 2, 3... (an array part
-** does, in both Lua 5.4 and LuaJIT), by index once they do not.
+** does, in both Lua 5.4 and LuaJIT), by index once they do not. An empty
+** unmarked table is {}, or [] when the caller gave the metatable that
+** marks empty objects (codec option empty_dict: Neovim's convention, as
+** vim.json writes it); a table with that metatable is an object too.
 */
 static int enc_table (Enc *E, int idx, int depth) {
   lua_State *L = E->L;
@@ -193,7 +196,8 @@ static int enc_table (Enc *E, int idx, int depth) {
   luaL_checkstack(L, 4, "nesting too deep");
   if (lua_getmetatable(L, idx)) {
     if (lua_rawequal(L, -1, E->array_mt)) marked = 1;
-    else if (lua_rawequal(L, -1, E->object_mt)) marked = 2;
+    else if (lua_rawequal(L, -1, E->object_mt) ||
+             (E->empty_mt != 0 && lua_rawequal(L, -1, E->empty_mt))) marked = 2;
     lua_pop(L, 1);
   }
   if (marked == 2) return enc_object(E, idx, depth + 1);
@@ -214,7 +218,7 @@ static int enc_table (Enc *E, int idx, int depth) {
     lua_pop(L, 1);
     i++;
   }
-  if (i == 1 && !marked) {  /* empty and unmarked: {} */
+  if (i == 1 && !marked && E->empty_mt == 0) {  /* empty and unmarked: {} */
     E->b->n = mark;
     return enc_object(E, idx, depth + 1);
   }
@@ -318,14 +322,16 @@ static int enc_value (Enc *E, int idx, int depth) {
 
 /*
 ** Encode the value at 'idx' into 'b'. 'amt'/'omt' are the stack indices
-** of the marker metatables. Returns 1, or 0 with the reason in E->err.
+** of the marker metatables; 'emt' that of the empty objects' metatable
+** (option empty_dict), or 0. Returns 1, or 0 with the reason in E->err.
 */
 static int enc_into (lua_State *L, Buf *b, int idx, int amt, int omt,
-                     int max_depth, Enc *E) {
+                     int emt, int max_depth, Enc *E) {
   E->L = L;
   E->b = b;
   E->array_mt = amt;
   E->object_mt = omt;
+  E->empty_mt = emt;
   E->max_depth = max_depth;
   E->err[0] = '\0';
   E->root = lua_absindex(L, idx);

@@ -267,7 +267,7 @@ static void tolua_unescape (lua_State *L, Buf *b, const char *p,
 static void tolua_string (lua_State *L, Buf *scratch, const char *p,
                           const char *e);
 static void tolua_json (lua_State *L, cJSON **slot, const char *p,
-                        const char *e, int amt, int null);
+                        const char *e, int amt, int null, int emt);
 /* the key cache (tolua_keycache): two values, found by their indexes */
 typedef struct KeyCache KeyCache;
 typedef struct KeyRef {
@@ -284,7 +284,8 @@ typedef struct Hint {
 } Hint;
 
 static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
-                         const char *e, int amt, int null, const Hint *h);
+                         const char *e, int amt, int null, int emt,
+                         const Hint *h);
 static void tolua_keycache (lua_State *L);
 static void tolua_key (lua_State *L, KeyRef *kr, const char *k, size_t len);
 /* }====================================================== */
@@ -298,6 +299,7 @@ typedef struct Enc {
   Buf *b;
   int array_mt;       /* index of core.array_mt (an upvalue) */
   int object_mt;      /* index of core.object_mt (an upvalue) */
+  int empty_mt;       /* index of the option empty_dict's metatable, or 0 */
   int root;           /* absolute stack index of the value being encoded */
   int max_depth;
   char err[96];
@@ -306,7 +308,7 @@ typedef struct Enc {
 static int enc_string (lua_State *L, Buf *b, const char *s, size_t len);
 static void enc_integer (lua_State *L, Buf *b, long long v);
 static int enc_into (lua_State *L, Buf *b, int idx, int amt, int omt,
-                     int max_depth, Enc *E);
+                     int emt, int max_depth, Enc *E);
 static int enc_pushfail (lua_State *L, const Enc *E);
 /* }====================================================== */
 
@@ -362,6 +364,7 @@ typedef struct MsgCtx {
   int amt;         /* stack index of core.array_mt */
   int omt;         /* stack index of core.object_mt */
   int null;        /* stack index of the value for JSON null; 0: core.null */
+  int emt;         /* stack index of the empty objects' metatable, or 0 */
   int shapes;      /* stack index of the params shapes by method, or 0 */
   int kinds;       /* stack index of the kind strings (msg_kinds) */
   KeyRef keys;     /* the key cache, or keys.table == 0 */
@@ -404,6 +407,7 @@ typedef struct Codec {
   int holding;       /* framed writers append to 'held' and return true */
   Work *work;        /* the resident Work (user value 1), or NULL */
   int has_null;      /* option 'null' given: kept in CODEC_NULL_KEY's table */
+  int has_empty;     /* option 'empty_dict' given: in CODEC_EMPTY_KEY's table */
   int has_shapes;    /* codec:shapes(t) given (see push_codec_shapes) */
 } Codec;
 
@@ -414,6 +418,7 @@ typedef struct Codec {
 static const char NULLS_KEY = 0;       /* core.add_null's set: {[v] = true} */
 static const char CODEC_NULL_KEY = 0;  /* codec -> its option 'null' (weak keys) */
 static const char RAWS_KEY = 0;        /* core.raw_json's values: {[ud] = text} */
+static const char CODEC_EMPTY_KEY = 0; /* codec -> its option 'empty_dict' (weak keys) */
 
 static int codec_new (lua_State *L);
 static void codec_open (lua_State *L);

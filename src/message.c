@@ -242,7 +242,7 @@ static void push_value (lua_State *L, MsgCtx *M, const Span *s) {
   h.keys = &M->keys;
   h.rec = (M->rec.at == s->p) ? &M->rec : NULL;
   h.size = s->n;
-  tolua_jsonk(L, M->tree, s->p, s->e, M->amt, M->null, &h);
+  tolua_jsonk(L, M->tree, s->p, s->e, M->amt, M->null, M->emt, &h);
 }
 
 

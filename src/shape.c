@@ -64,7 +64,9 @@ static int shape_is_null (lua_State *L, int v, int t) {
 static int shape_is_array (lua_State *L, const MsgCtx *M, int v) {
   int yes;
   if (lua_getmetatable(L, v)) {
-    yes = lua_rawequal(L, -1, M->amt) ? 1 : lua_rawequal(L, -1, M->omt) ? 0 : -1;
+    yes = lua_rawequal(L, -1, M->amt) ? 1
+        : (lua_rawequal(L, -1, M->omt) ||
+           (M->emt != 0 && lua_rawequal(L, -1, M->emt))) ? 0 : -1;
     lua_pop(L, 1);
     if (yes >= 0) return yes;
   }

@@ -87,6 +87,7 @@ static int child_count (const cJSON *item) {
 typedef struct Tree {
   int amt;             /* stack index of core.array_mt */
   int null;            /* stack index of the value for JSON null; 0: core.null */
+  int emt;             /* stack index of the empty objects' metatable, or 0 */
   int k;               /* number nodes pushed so far */
   const char *e;       /* end of the text */
   const char *cur;     /* where to look for number token 'curk' */
@@ -184,6 +185,10 @@ static void push_tree (lua_State *L, Tree *T, const cJSON *item) {
         lua_pushstring(L, c->string);
         push_tree(L, T, c);
         lua_rawset(L, -3);
+      }
+      if (T->emt != 0 && item->child == NULL) {
+        lua_pushvalue(L, T->emt);
+        lua_setmetatable(L, -2);
       }
       break;
     }
@@ -328,12 +333,13 @@ static void tolua_key (lua_State *L, KeyRef *kr, const char *k, size_t len) {
 ** An array or object of flat scalars (the common params: [42, 23],
 ** {"a": 1, "b": "x"}), built without cJSON: no tree to allocate, no
 ** strtod. The text is validated, so only what is flat needs telling apart.
-** 'keys': the key cache, or NULL; 'size': its members or elements, or -1
+** 'emt': the metatable of an empty object, or 0; 'keys': the key cache,
+** or NULL; 'size': its members or elements, or -1
 ** when not known. Returns 0, with the stack as
 ** it was, for anything else.
 */
 static int tolua_flat (lua_State *L, const char *p, const char *e, int amt,
-                       int null, KeyRef *keys, int size) {
+                       int null, int emt, KeyRef *keys, int size) {
   int top = lua_gettop(L), object = (*p == '{'), i = 1;
   /* unknown: room for the common few; a cap, as the table may be dropped */
   if (size < 0 || size > 64) size = (size < 0) ? 4 : 64;
@@ -349,13 +355,17 @@ static int tolua_flat (lua_State *L, const char *p, const char *e, int amt,
       p = flat_ws(p, e);
     }
     if ((p = flat_scalar(L, p, e, null)) == NULL) goto not_flat;
-    if (object) lua_rawset(L, -3);
+    if (object) { lua_rawset(L, -3); i++; }  /* i - 1: members so far */
     else lua_rawseti(L, -2, i++);
     p = flat_ws(p, e);
     if (p < e && *p == ',') p = flat_ws(p + 1, e);
   }
   if (!object) {
     lua_pushvalue(L, amt);
+    lua_setmetatable(L, -2);
+  }
+  else if (emt != 0 && i == 1) {  /* {}: marked the way the caller asked */
+    lua_pushvalue(L, emt);
     lua_setmetatable(L, -2);
   }
   return 1;
@@ -389,7 +399,7 @@ static void push_flat_item (lua_State *L, const FlatItem *it, int null) {
 ** are known and of the simple kinds, so nothing is read twice.
 */
 static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
-                         KeyRef *keys) {
+                         int emt, KeyRef *keys) {
   int i, object = (*R->at == '{');
   lua_createtable(L, object ? 0 : R->n, object ? R->n : 0);
   for (i = 0; i < R->n; i++) {
@@ -403,6 +413,10 @@ static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
     lua_pushvalue(L, amt);
     lua_setmetatable(L, -2);
   }
+  else if (emt != 0 && R->n == 0) {
+    lua_pushvalue(L, emt);
+    lua_setmetatable(L, -2);
+  }
 }
 
 
@@ -410,11 +424,13 @@ static void push_record (lua_State *L, const FlatRec *R, int amt, int null,
 ** Push the Lua value of the validated JSON text [p, e). '*slot' keeps
 ** the cJSON tree alive only while it is being converted. 'null' is the
 ** stack index of the value to push for JSON null, or 0 for core.null;
-** 'h': what the decode knows of the value (the key cache, the scanner's
+** 'emt', of the metatable an empty object gets, or 0 for none (option
+** empty_dict: Neovim's vim.empty_dict()); 'h': what the decode knows of the value (the key cache, the scanner's
 ** record, its size), or NULL.
 */
 static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
-                         const char *e, int amt, int null, const Hint *h) {
+                         const char *e, int amt, int null, int emt,
+                         const Hint *h) {
   Tree T;
   /* scalars are cheap to do by hand and spare cJSON's allocations */
   switch (*p) {
@@ -423,13 +439,13 @@ static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
     case 'n': push_null(L, null); return;
     case '[': case '{':
       if (h == NULL) {
-        if (tolua_flat(L, p, e, amt, null, NULL, -1)) return;
+        if (tolua_flat(L, p, e, amt, null, emt, NULL, -1)) return;
       }
       else if (h->rec != NULL && h->rec->flat) {
-        push_record(L, h->rec, amt, null, h->keys);
+        push_record(L, h->rec, amt, null, emt, h->keys);
         return;
       }
-      else if (tolua_flat(L, p, e, amt, null, h->keys, h->size)) return;
+      else if (tolua_flat(L, p, e, amt, null, emt, h->keys, h->size)) return;
       break;
     default:  /* a number or string result: the common reply */
       if (flat_scalar(L, p, e, null) != NULL) return;
@@ -438,7 +454,7 @@ static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
   if (*slot != NULL) { cJSON_Delete(*slot); *slot = NULL; }
   *slot = cJSON_ParseWithLengthOpts(p, (size_t)(e - p), NULL, 0);
   if (*slot == NULL) buf_nomem(L);
-  T.amt = amt; T.null = null; T.k = 0; T.e = e; T.cur = p; T.curk = 0;
+  T.amt = amt; T.null = null; T.emt = emt; T.k = 0; T.e = e; T.cur = p; T.curk = 0;
   push_tree(L, &T, *slot);
   cJSON_Delete(*slot);
   *slot = NULL;
@@ -447,6 +463,6 @@ static void tolua_jsonk (lua_State *L, cJSON **slot, const char *p,
 
 /* tolua_jsonk without the key cache */
 static void tolua_json (lua_State *L, cJSON **slot, const char *p,
-                        const char *e, int amt, int null) {
-  tolua_jsonk(L, slot, p, e, amt, null, NULL);
+                        const char *e, int amt, int null, int emt) {
+  tolua_jsonk(L, slot, p, e, amt, null, emt, NULL);
 }

@@ -13,14 +13,77 @@
 -- resumes there: in that "fast" context most editor API calls fail with
 -- E5560. `main()` waits (a jrpc wait) until `vim.schedule` runs, so what
 -- follows it runs where the editor API works.
+local core = require "jrpc.core"
 local workers = require "jrpc.workers"
 local logs = require "jrpc.log"
 
 local M = {}
 
+-- Inside Neovim, vim.NIL is how plugins write null (LSP's processId =
+-- vim.NIL): loading this module registers it as `require "jrpc"` does, so
+-- a plugin that requires only jrpc.nvim can send it.
+do
+  local vim = logs.nvim()
+  if vim ~= nil then require("jrpc").add_null(vim.NIL) end
+end
+
 local function editor()
   return logs.nvim() or error("jrpc.nvim: not running inside Neovim", 3)
 end
+
+-- {======================================================================
+-- Neovim's JSON conventions (as vim.json and vim.lsp follow them): null is
+-- vim.NIL, an empty object is vim.empty_dict() (a table with Neovim's
+-- metatable), and an empty table with no marker is an array.
+-- =======================================================================
+
+--- The metatable of `vim.empty_dict()`.
+---@return table
+function M.empty_dict_mt()
+  local vim = editor()
+  return vim._empty_dict_mt or getmetatable(vim.empty_dict())
+end
+
+--- `opts` (a new table) with Neovim's conventions filled in where not
+--- given: peer option `null = vim.NIL` (JSON null decodes to it) and
+--- `empty_dict` (the core's codec option: decoded empty objects are
+--- `vim.empty_dict()` tables, which encode as `{}`; an empty table with no
+--- marker encodes as `[]`, as `vim.json.encode` writes it). Results decoded
+--- so go through `vim.json.encode` unchanged. For any transport:
+--- `jnvim.loop():spawn(jnvim.conventions{ cmd = "clangd", profile = "lsp" })`.
+---@param opts? table
+---@return table
+function M.conventions(opts)
+  local vim = editor()
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  if o.null == nil then o.null = vim.NIL end
+  if o.empty_dict == nil then o.empty_dict = M.empty_dict_mt() end
+  return o
+end
+
+--- JSON text of `v` written as `vim.json.encode` writes it (an empty
+--- unmarked table is `[]`, `vim.empty_dict()` is `{}`, vim.NIL is null),
+--- or `nil, msg`.
+---@param v any
+---@return string|nil json
+---@return string|nil err
+function M.encode(v)
+  editor()
+  return core.encode(v, nil, M.empty_dict_mt())
+end
+
+--- The value of a JSON text as `vim.json.decode` gives it (null is
+--- vim.NIL, an empty object `vim.empty_dict()`), or `nil, msg`.
+---@param s string
+---@return any
+---@return string|nil err
+function M.decode(s)
+  local vim = editor()
+  return core.decode(s, nil, vim.NIL, M.empty_dict_mt())
+end
+
+-- }======================================================================
 
 --- The luv module of this Neovim: `vim.uv` (0.10 on) or `vim.loop` (before).
 ---@return table
@@ -32,7 +95,9 @@ end
 --- The jrpc.uv loop context on Neovim's loop. Neovim runs that loop: never
 --- call `loop:run`, `jrpc.run` or `serve_forever` in it; start coroutines.
 --- SIGPIPE is caught (`catch_sigpipe`): a child or socket whose reader is
---- gone closes its connection, never the editor.
+--- gone closes its connection, never the editor. Inside Neovim a spawned
+--- child's stderr is captured (`child:stderr_text()`), never written on the
+--- editor's terminal, unless `spawn` is given `stderr = "inherit"`.
 ---@return jrpc.uv.Loop
 function M.loop()
   return require("jrpc.uv").new(M.uv(), { catch_sigpipe = true })

@@ -1,8 +1,10 @@
--- make test-nvim: real `nvim --headless` (Debian's neovim 0.7.2, LuaJIT),
--- with --clean and the repository on runtimepath only (no package.cpath
--- edits: Neovim finds lua/jrpc/core.so, which `make` installs). Run by
--- `lua5.4 /usr/bin/busted --pattern=headless_test spec/nvim`; needs
--- nvim and clangd (make deps).
+-- make test-nvim: real `nvim --headless` (LuaJIT), with --clean and the
+-- repository on runtimepath only (no package.cpath edits: Neovim finds
+-- lua/jrpc/core.so, which `make` installs). Run by `lua5.4 /usr/bin/busted
+-- --pattern=headless_test spec/nvim`, once per Neovim: $JRPC_NVIM is the
+-- command (default `nvim`, Debian 12's 0.7.2; make test-nvim runs it again
+-- with Debian 13's 0.10, spec/nvim/debian13.sh), and $JRPC_NVIM_VERSION,
+-- when set, the version it must report (a prefix: "0.10"). Needs clangd.
 local root = (debug.getinfo(1, "S").source:match("^@(.-)spec/nvim/headless_test%.lua$") or "")
 if root == "" then root = "./" end
 local function abs(p)
@@ -10,33 +12,45 @@ local function abs(p)
 end
 root = abs(root)
 
+local NVIM = os.getenv("JRPC_NVIM") or "nvim"
+
 local function slurp(path)
   local f = io.open(path, "rb"); if not f then return "" end
   local s = f:read("a"); f:close(); return s
 end
 
 -- nvim with `rtp` added, running `script` after loading `file`; returns the
--- exit status, the key/value lines it wrote, and its stderr.
+-- exit status, the key/value lines it wrote, its stderr and its stdout.
 local function nvim(rtp, script, file)
-  local out, err = os.tmpname(), os.tmpname()
-  local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 nvim --clean --headless "
-    .. "--cmd %q -c %q %s 2>%q </dev/null >/dev/null"):format(root, out, root .. "/spec/nvim/hello.c",
-    "set rtp+=" .. rtp, "luafile " .. script, file or "", err)
+  local out, err, stdout = os.tmpname(), os.tmpname(), os.tmpname()
+  local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless "
+    .. "--cmd %q -c %q %s 2>%q </dev/null >%q"):format(root, out, root .. "/spec/nvim/hello.c", NVIM,
+    "set rtp+=" .. rtp, "luafile " .. script, file or "", err, stdout)
   local ok, _, status = os.execute(cmd)
   local kv = {}
   for line in slurp(out):gmatch("[^\n]+") do
     local k, v = line:match("^([^\t]+)\t(.*)$")
     if k then kv[k] = v:gsub("\\n", "\n") end
   end
-  local stderr = slurp(err)
-  os.remove(out); os.remove(err)
-  return ok and 0 or status, kv, stderr
+  local stderr, written = slurp(err), slurp(stdout)
+  os.remove(out); os.remove(err); os.remove(stdout)
+  return ok and 0 or status, kv, stderr, written
 end
 
 local HOVER = "function add_numbers\n\n→ int\nParameters:\n- int a\n- int b\n"
   .. "Adds two integers and returns their sum.\n\nstatic int add_numbers(int a, int b)"
 
 describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
+  it("is the Neovim asked for", function()
+    local h = assert(io.popen(("%q --version 2>&1"):format(NVIM)))
+    local first = h:read("l") or ""
+    h:close()
+    local want = os.getenv("JRPC_NVIM_VERSION")
+    print(("headless_test: %s (%s)"):format(first, NVIM))
+    assert.truthy(first:find("^NVIM v%d+%.%d+%.%d+"), first)
+    if want then assert.are.equal("NVIM v" .. want .. ".", first:sub(1, #want + 7)) end
+  end)
+
   it("an LSP session with clangd: initialize (processId = vim.NIL), didOpen, hover, shutdown, exit", function()
     local status, kv, stderr = nvim(root, "spec/nvim/lsp_session.lua")
     assert.are.equal("", stderr)
@@ -88,6 +102,58 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal("2", kv.windows)  -- the scratch buffer's split, made once
     assert.are.equal("jrpc_mcp: no MCP server: :JrpcMcpTools {cmd} first|"
       .. "jrpc_mcp: error -32602: Invalid params: unknown tool nope", kv.notified)
+  end)
+
+  it("require 'jrpc.nvim' alone registers vim.NIL; a child's stderr is captured unless passed through", function()
+    local status, kv, stderr = nvim(root, "spec/nvim/quiet.lua")
+    assert.are.equal("passed through\n", stderr)       -- only the child that asked for it
+    assert.are.equal(0, status)
+    assert.are.equal("true", kv.finished)
+    assert.is_nil(kv.error)
+    assert.are.equal('{"processId":null}', kv.encode_nil)
+    assert.are.equal("19", kv.subtract)
+    assert.are.equal("a child's log line\n", kv.captured)
+    assert.are.equal("1", kv.loud)
+  end)
+
+  it("Neovim's JSON conventions: jrpc.nvim's encode, decode and conventions agree with vim.json", function()
+    local status, kv, stderr = nvim(root, "spec/nvim/conventions.lua")
+    assert.are.equal("", stderr)
+    assert.are.equal(0, status)
+    assert.is_nil(kv.error)
+    assert.are.equal("true", kv.mt_is_neovims)
+    assert.are.equal('{"context":{"diagnostics":[]}}', kv.encode_context)
+    assert.are.equal(kv.encode_context, kv.vim_json_context)
+    assert.are.equal('{"settings":{}}', kv.encode_dict)
+    assert.are.equal('{"processId":null}', kv.encode_nil)
+    assert.are.equal('{"capabilities":{"colorProvider":{}}}', kv.reencoded)
+    assert.are.equal("true", kv.dict_mt)
+    assert.are.equal('[{},[],null,{"a":{}},{"b":[]}]', kv.list_reencoded)
+    assert.are.equal(kv.list_reencoded, kv.list_vim_json)
+    assert.are.equal("true", kv.deep_equal)
+    assert.are.equal("true", kv.decoded_nil)
+    assert.are.equal("true true lsp lsp", kv.conventions)
+    assert.are.equal("true", kv.conventions_kept)
+    assert.are.equal("result", kv.kind)
+    assert.are.equal("{}", kv.codec_result)
+    assert.are.equal('{"jsonrpc":"2.0","method":"textDocument/codeAction","params":{"context":{"diagnostics":[]}},"id":2}',
+      kv.codec_request)
+  end)
+
+  it("the terminal stays silent while an LSP session runs with clangd logging verbosely", function()
+    local status, kv, stderr, stdout = nvim(root, "spec/nvim/silent_session.lua")
+    assert.are.equal("", stderr)
+    assert.are.equal("", stdout)
+    assert.are.equal(0, status)
+    assert.is_nil(kv.error)
+    assert.are.equal("true", kv.finished)
+    assert.are.equal("true", kv.hover_provider)
+    assert.are.equal("function add_numbers", kv.hover_first_line)
+    assert.are.equal("true", kv.shutdown)
+    assert.are.equal("0 0", kv.exit)
+    assert.are.equal("true", kv.diagnostics)
+    assert.are.equal("clangd version 14.0.6", kv.log_version)   -- kept on the child instead
+    assert.are.equal("true", kv.log_lines)
   end)
 
   it("lua5.4 never loads the LuaJIT build installed in lua/jrpc/", function()

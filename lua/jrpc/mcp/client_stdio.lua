@@ -40,7 +40,7 @@ local function spawn_options(opts, sink)
   return o
 end
 
---- Spawn `opts.cmd` (`args`, `env`, `cwd`, `stderr`: "inherit" (default),
+--- Spawn `opts.cmd` (`args`, `env`, `cwd`, `stderr`: "inherit" (default; "pipe" inside Neovim),
 --- "pipe" (see `stderr_text`), "ignore" or a function(chunk)) on `loop`.
 ---@param loop jrpc.uv.Loop
 ---@param opts table

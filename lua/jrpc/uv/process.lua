@@ -1,5 +1,7 @@
 --- A child process as a connection: we write to its stdin, read its
 -- stdout; its stderr is inherited, captured, or handed to a function.
+-- Inside Neovim the default is to capture it: the editor's stderr is the
+-- terminal it draws on, where a child's log lines would garble the screen.
 --
 -- The end of a child has two signs that come in either order: its stdout
 -- ends (or a write to its stdin fails) and it exits. Whichever comes first
@@ -15,6 +17,7 @@ local handles = require "jrpc.uv.handles"
 local connection = require "jrpc.connection"
 local options = require "jrpc.options"
 local errors = require "jrpc.errors"
+local logs = require "jrpc.log"
 
 local M = {}
 
@@ -170,7 +173,8 @@ end
 
 -- The stdio slot for stderr, and the function that receives what it reads.
 local function stderr_slot(uv, mode, child)
-  if mode == nil or mode == "inherit" then return 2 end
+  if mode == nil then mode = logs.nvim() and "pipe" or "inherit" end
+  if mode == "inherit" then return 2 end
   if mode == "ignore" then return nil end
   local sink
   if mode == "pipe" then sink = child:_capture()
@@ -213,7 +217,8 @@ end
 --- Spawn `opts.cmd` with `opts.args` and talk JSON-RPC over its stdin/stdout.
 ---@param loop table
 ---@param opts table  cmd, args, env (list of "K=V" or a map), cwd,
----  stderr ("inherit" | "pipe" | "ignore" | function(chunk)), on_exit, peer and transport options
+---  stderr ("inherit" | "pipe" | "ignore" | function(chunk); default "inherit", inside
+---  Neovim "pipe"), on_exit, peer and transport options
 ---@return jrpc.uv.Child|nil child
 ---@return jrpc.Error|nil err  code "spawn"
 function M.spawn(loop, opts)
