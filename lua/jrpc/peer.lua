@@ -366,7 +366,7 @@ end
 --- hands the peer these and keeps the rest for itself.
 M.OPTIONS = options.set{ "send", "profile", "framing", "timeout", "max_message_bytes",
   "max_depth", "max_batch", "max_pending", "debug", "on_error", "on_debug", "null", "role",
-  "clock", "methods" }
+  "clock", "methods", "empty_dict" }
 
 local function check_options(opts)
   if type(opts) ~= "table" then error("jrpc.peer: expected an options table", 3) end
@@ -382,6 +382,9 @@ local function check_options(opts)
   end
   if opts.timeout ~= nil and type(opts.timeout) ~= "number" then
     error("jrpc.peer: option timeout must be a number of seconds", 3)
+  end
+  if opts.empty_dict ~= nil and type(opts.empty_dict) ~= "table" then
+    error("jrpc.peer: option empty_dict must be a table (a metatable)", 3)
   end
   if opts.role ~= nil and opts.role ~= "client" and opts.role ~= "server" then
     error("jrpc.peer: option role must be \"client\" or \"server\"", 3)
@@ -411,6 +414,9 @@ end
 ---@field on_error? fun(msg: string) faults (default: io.stderr; vim.notify in Neovim)
 ---@field on_debug? fun(msg: string) routine events (default: none; they are counted in stats)
 ---@field null? any                  what JSON null decodes to in values (default jrpc.null; vim.NIL)
+---@field empty_dict? table          a metatable marking empty objects: decoded empty objects get it,
+---                                  and an unmarked empty table encodes as [] (Neovim's
+---                                  convention; jrpc.nvim.conventions() gives it)
 ---@field role? "client"|"server"   a client never answers input it cannot decode (default:
 ---                                  set by the transport: client on the side that spawned or
 ---                                  connected, server on the side that accepted; a bare peer
@@ -424,7 +430,7 @@ function M.new(opts)
   local profile = check_options(opts)
   local codec = core.codec{ framing = opts.framing or profile.framing, profile = profile.name,
     max_message_bytes = opts.max_message_bytes or profile.max_message_bytes, max_depth = opts.max_depth,
-    max_batch = opts.max_batch, null = opts.null }
+    max_batch = opts.max_batch, null = opts.null, empty_dict = opts.empty_dict }
   local peer = setmetatable({
     _profile = profile, _closed = false, _close_reason = nil, _busy = nil, _on_closed = nil,
     _log = safe_logger(opts.on_error or default_on_error),
