@@ -130,20 +130,22 @@ describe("jrpc.mcp legacy session idle timeout", function()
   end)
 
   it("is not idle while its GET stream is open; the clock starts when it closes", function()
+    -- seconds chosen so that curl may start up to about a second late on a
+    -- loaded machine and every step still means what it says
     S.run(function()
-      local http = new_server{ session_idle_timeout = 0.4 }
+      local http = new_server{ session_idle_timeout = 1.0 }
       local sid = initialize(http.port)
-      -- a standalone stream for 1.2 s (curl gives up then), in the background
-      S.shell_wait(("curl -s -m 1.2 -o /dev/null -H 'Accept: text/event-stream' -H 'MCP-Session-Id: %s' "
+      -- a standalone stream for 3 s (curl gives up then), in the background
+      S.shell_wait(("curl -s -m 3 -o /dev/null -H 'Accept: text/event-stream' -H 'MCP-Session-Id: %s' "
         .. "http://127.0.0.1:%d/mcp > /dev/null 2>&1 &"):format(sid, http.port))
       -- POSTs that end while the stream is open start no clock either
-      loop:sleep(0.3)
-      assert.are.same({ 200, "application/json", PONG(1) }, { ping(http.port, sid, 1) })
-      loop:sleep(0.7)
-      assert.are.same({ 200, "application/json", PONG(2) }, { ping(http.port, sid, 2) })
-      loop:sleep(0.4)  -- the stream closed at 1.2 s; idle 0.2 s of 0.4
-      assert.are.same({ 200, "application/json", PONG(3) }, { ping(http.port, sid, 3) })
       loop:sleep(0.6)
+      assert.are.same({ 200, "application/json", PONG(1) }, { ping(http.port, sid, 1) })
+      loop:sleep(1.6)  -- past the idle timeout since that POST: the stream keeps it
+      assert.are.same({ 200, "application/json", PONG(2) }, { ping(http.port, sid, 2) })
+      loop:sleep(1.4)  -- the stream closed at about 3 s; idle less than 1 s
+      assert.are.same({ 200, "application/json", PONG(3) }, { ping(http.port, sid, 3) })
+      loop:sleep(2.0)
       assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, sid, 4) })
       http:close()
     end)
