@@ -8,10 +8,11 @@ describe("jrpc.peer{ empty_dict = mt }", function()
     local out = {}
     local peer = jrpc.peer{ send = function(b) out[#out + 1] = b end, empty_dict = mt }
     local got
-    peer:request("textDocument/codeAction", { context = { diagnostics = {} }, options = setmetatable({}, mt) },
+    peer:request("textDocument/codeAction", { context = { diagnostics = {} } },
       function(err, result) got = { err, result } end)
-    assert.same({ '{"jsonrpc":"2.0","method":"textDocument/codeAction","params":{"context":{"diagnostics":[]},'
-      .. '"options":{}},"id":1}\n' }, out)
+    peer:request("workspace/symbol", { options = setmetatable({}, mt) }, function() end)
+    assert.same({ '{"jsonrpc":"2.0","method":"textDocument/codeAction","params":{"context":{"diagnostics":[]}},"id":1}\n',
+      '{"jsonrpc":"2.0","method":"workspace/symbol","params":{"options":{}},"id":2}\n' }, out)
     peer:receive('{"jsonrpc":"2.0","result":{"capabilities":{"colorProvider":{}},"list":[]},"id":1}\n')
     assert.is_nil(got[1])
     assert.equal(mt, getmetatable(got[2].capabilities.colorProvider))
@@ -22,6 +23,6 @@ describe("jrpc.peer{ empty_dict = mt }", function()
   it("is a table or nothing", function()
     local ok, err = pcall(function() jrpc.peer{ send = print, empty_dict = true } end)
     assert.is_false(ok)
-    assert.equal("spec/peer_empty_dict_spec.lua:23: jrpc.peer: option empty_dict must be a table (a metatable)", err)
+    assert.equal("spec/peer_empty_dict_spec.lua:24: jrpc.peer: option empty_dict must be a table (a metatable)", err)
   end)
 end)

@@ -8,8 +8,15 @@
 -- Every wait of jrpc's own yields the private WAIT marker, and every wake-up
 -- resumes with the private WAKE marker first. So a resume site can tell a
 -- worker that waits for jrpc from one whose handler yielded to another
--- scheduler (copas, cqueues, an editor's own waits: "foreign"), and a wait
+-- scheduler (cqueues, copas, an editor's own waits: "foreign"), and a wait
 -- can tell jrpc's wake-up from a resume by someone else.
+--
+-- A foreign yield goes up: when the code that resumed the worker runs in
+-- a coroutine itself (a transport's read under that scheduler), the
+-- yield passes up to it, and what it resumes with passes back down to the
+-- handler, until the worker is jrpc's again (done, or waiting for jrpc).
+-- So a handler may wait in the scheduler that runs jrpc. Only when nothing
+-- above can yield is a foreign yield the handler's failure.
 local errors = require "jrpc.errors"
 
 local create, resume, yield = coroutine.create, coroutine.resume, coroutine.yield
@@ -83,6 +90,53 @@ function M.await(co, log, start)
     return nil, errors.new("interrupted", "the waiting coroutine was resumed by something other than jrpc")
   end
   return result, err
+end
+
+-- Passed down by a resume site that cannot pass a yield further up (it
+-- runs on the main thread) to the worker that passed it from below: that
+-- yield is foreign where it came from.
+local REFUSED = marker("jrpc.REFUSED")
+
+-- Coroutines that passed a yield up from a worker they resumed, and wait
+-- for what comes back down (weak: one nobody resumes is left to the GC).
+local passing = setmetatable({}, { __mode = "k" })
+
+local pass_down
+
+-- The worker `co` yielded `signal, ...`: while that is another scheduler's
+-- yield, pass it up when the running coroutine may yield, and what comes
+-- back down to the worker. On the main thread it stays foreign, unless
+-- `co` only passed it from a worker below: then `co` gets it back refused,
+-- and goes on. Returns the last resume's results.
+local function pass_up(co, ok, signal, ...)
+  if not ok or signal == IDLE or signal == WAIT then return ok, signal, ... end
+  local me = M.current()
+  if me == nil then
+    if not passing[co] then return ok, signal, ... end
+    passing[co] = nil
+    return pass_up(co, resume(co, REFUSED))
+  end
+  passing[me] = true
+  return pass_down(co, me, yield(signal, ...))
+end
+
+function pass_down(co, me, first, ...)
+  passing[me] = nil
+  if first == REFUSED then return true, REFUSED end  -- foreign here: nothing above could take it
+  return pass_up(co, resume(co, first, ...))
+end
+
+-- pass_up from a resume site that kept six values: as many as were yielded
+-- up to the last that is not nil. (The sites keep six, so that the common
+-- case pays for no vararg call: a first yield of more than six values, or
+-- one that ends in nils, loses the rest.)
+local function pass_up6(co, ok, a, b, c, d, e, f)
+  if f ~= nil then return pass_up(co, ok, a, b, c, d, e, f) end
+  if e ~= nil then return pass_up(co, ok, a, b, c, d, e) end
+  if d ~= nil then return pass_up(co, ok, a, b, c, d) end
+  if c ~= nil then return pass_up(co, ok, a, b, c) end
+  if b ~= nil then return pass_up(co, ok, a, b) end
+  return pass_up(co, ok, a)
 end
 
 -- }======================================================================
@@ -174,7 +228,8 @@ end
 ---@return string outcome  "done" | "waiting" | "raised" | "foreign"
 ---@return any err  with "raised"
 function Pool:start_raw(co, job, a, b, c, d, e, f, g, h)
-  local ok, signal = resume(co, job, a, b, c, d, e, f, g, h)
+  local ok, signal, x1, x2, x3, x4, x5 = resume(co, job, a, b, c, d, e, f, g, h)
+  if signal ~= IDLE and ok and signal ~= WAIT then ok, signal = pass_up6(co, ok, signal, x1, x2, x3, x4, x5) end
   if signal == IDLE then  -- outcome's first case, inlined: most reads take it
     give_back(self, co)
     return "done"
@@ -227,10 +282,17 @@ function Pool:runner(make_own)
         own_of[co] = own
       end
     end
-    local ok, signal, r = resume(co, job, own, a, b, c, d, e, f)
+    local ok, signal, r, x2, x3, x4, x5 = resume(co, job, own, a, b, c, d, e, f)
     if signal == IDLE then
       if hot == nil then hot, hot_own = co, own else give_back(pool, co) end
       return "done", r
+    end
+    if ok and signal ~= WAIT then  -- another scheduler's: up, if anything above can yield
+      ok, signal, r = pass_up6(co, ok, signal, r, x2, x3, x4, x5)
+      if signal == IDLE then
+        if hot == nil then hot, hot_own = co, own else give_back(pool, co) end
+        return "done", r
+      end
     end
     if not ok then return "raised", signal, co end
     return outcome(pool, co, ok, signal), co
@@ -267,7 +329,8 @@ function M.wake(co, log, ...)
     return
   end
   local job = parked_job[co]
-  local ok, signal = resume(co, WAKE, ...)
+  local ok, signal, x1, x2, x3, x4, x5 = resume(co, WAKE, ...)
+  if signal ~= IDLE and ok and signal ~= WAIT then ok, signal = pass_up6(co, ok, signal, x1, x2, x3, x4, x5) end
   if not ok and pool.on_raised then
     parked_pool[co], parked_job[co] = nil, nil
     return pool.on_raised(job, signal, co)
