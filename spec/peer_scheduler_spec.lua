@@ -2,7 +2,6 @@
 -- one): a yield that is not jrpc's passes up from the handler's worker to
 -- the coroutine that called peer:receive, and back down, so the handler
 -- waits there while the peer goes on answering other reads.
-local jrpc = require "jrpc"
 local cqueues = require "cqueues"
 
 local support = dofile("spec/peer_support.lua")
