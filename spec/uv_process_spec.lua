@@ -90,8 +90,10 @@ describe("jrpc.uv spawn", function()
         local pending
         child.peer:request("subtract", { 5, 2 }, function(err, r) pending = err or r end)
         local t0 = S.now()
-        assert.are.same({ 0, 0 }, { child:shutdown(2) })
-        assert.is_true(S.since(t0) < 1.5, "took " .. S.since(t0))
+        -- a grace long enough for a loaded machine under ASan: the point is
+        -- that it exits by itself (no signal), well before the grace ends
+        assert.are.same({ 0, 0 }, { child:shutdown(6) })
+        assert.is_true(S.since(t0) < 5, "took " .. S.since(t0))
         assert.are.equal(3, pending)  -- sent before the shutdown: still answered
         -- nothing new is sent once the shutdown began
         local _, err = child.peer:request("subtract", { 1, 1 })
