@@ -141,5 +141,6 @@ function M.schedule_wrap(fn)
     end)
   end
 end
+function M.lsp_cmd(argv, opts) return require("jrpc.nvim.lsp").cmd(argv, opts) end
 
 return M
