@@ -46,6 +46,13 @@ local function nvim_version()
   return { tonumber(major), tonumber(minor) }
 end
 
+-- A list of strings as a JSON array (for $JRPC_LSP_SERVER).
+local function vim_json_list(list)
+  local items = {}
+  for i, v in ipairs(list) do items[i] = '"' .. v:gsub('[\\"]', "\\%0") .. '"' end
+  return "[" .. table.concat(items, ",") .. "]"
+end
+
 local HOVER = "function add_numbers\n\n→ int\nParameters:\n- int a\n- int b\n"
   .. "Adds two integers and returns their sum.\n\nstatic int add_numbers(int a, int b)"
 
@@ -237,5 +244,42 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal("nil", mine.no_server)
     assert.are.equal("jrpc.nvim.lsp_cmd: argv must be a list of strings, the program first", mine.bad_argv)
     assert.are.equal("jrpc.nvim.lsp_cmd: unknown option 'cwdd' (did you mean 'cwd'?)", mine.bad_option)
+  end)
+
+  -- the same requests through both transports, for servers run as they come
+  local function compare(server, file)
+    local env = ("JRPC_LSP_SERVER=%q JRPC_LSP_MODE="):format(vim_json_list(server))
+    local results = {}
+    for _, mode in ipairs{ "jrpc", "native" } do
+      local status, kv, stderr, stdout = nvim(root, "spec/nvim/lsp_compare.lua", file, env .. mode)
+      assert.are.equal("", stderr)
+      assert.are.equal("", stdout)
+      assert.is_nil(kv.error)
+      assert.are.equal(0, status)
+      assert.are.equal("0 0", kv.exit)
+      assert.are.equal("", kv.notified)
+      results[mode] = kv
+    end
+    assert.are.same(results.native, results.jrpc)
+    return results.jrpc
+  end
+
+  lsp_cmd_it("lsp_cmd and cmd = {...} give the same results: clangd", function()
+    local kv = compare({ "clangd", "--log=error" }, "spec/nvim/hello.c")
+    assert.are.equal("error -32601 method not found", kv["textDocument/foldingRange"])  -- clangd 14 has none
+    assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"add_numbers"', 1, true))
+  end)
+
+  local JSON_SERVER = root .. "/node/node_modules/.bin/vscode-json-language-server"
+  local json_it = io.open(JSON_SERVER) and lsp_cmd_it or function(name)
+    pending(name .. ": skipped, no " .. JSON_SERVER .. " (make node-deps)")
+  end
+  json_it("lsp_cmd and cmd = {...} give the same results: vscode-json-language-server (npm)", function()
+    local kv = compare({ JSON_SERVER, "--stdio" }, "spec/nvim/sample.json")
+    assert.are.equal('[{"endLine":4,"kind":"object","startLine":0}]', kv["textDocument/foldingRange"])
+    assert.are.equal("nil", kv["textDocument/hover"])
+    assert.are.equal("error -32601 Unhandled method textDocument/documentHighlight",
+      kv["textDocument/documentHighlight"])
+    assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"nested"', 1, true))
   end)
 end)

@@ -1,0 +1,63 @@
+-- Run inside `nvim --clean --headless` (0.8 or later) with a file loaded
+-- (see spec/nvim/headless_test.lua): vim.lsp.start with the server of
+-- $JRPC_LSP_SERVER (a JSON list: program and arguments), through
+-- `jrpc.nvim.lsp_cmd` when $JRPC_LSP_MODE is "jrpc", else Neovim's own
+-- `cmd`. Asks what most servers answer without settings and writes each
+-- result as "key<TAB>JSON" (keys sorted) to $JRPC_NVIM_OUT, then stops it.
+local out = assert(os.getenv("JRPC_NVIM_OUT"), "JRPC_NVIM_OUT not set")
+local mode = assert(os.getenv("JRPC_LSP_MODE"), "JRPC_LSP_MODE not set")
+local argv = vim.json.decode((assert(os.getenv("JRPC_LSP_SERVER"), "JRPC_LSP_SERVER not set")))
+local lines = {}
+local function put(k, v) lines[#lines + 1] = k .. "\t" .. tostring(v):gsub("\n", "\\n") end
+local notified = {}
+vim.notify = function(msg) notified[#notified + 1] = msg end  -- luacheck: ignore 122
+
+local function json(v)
+  if v == nil then return "nil" end
+  if type(v) ~= "table" or getmetatable(v) == getmetatable(vim.empty_dict()) or vim.tbl_islist(v) then
+    if type(v) ~= "table" or next(v) == nil then return vim.json.encode(v) end
+    local items = {}
+    for i = 1, #v do items[i] = json(v[i]) end
+    return "[" .. table.concat(items, ",") .. "]"
+  end
+  local keys = vim.tbl_keys(v)
+  table.sort(keys)
+  local items = {}
+  for _, k in ipairs(keys) do items[#items + 1] = vim.json.encode(k) .. ":" .. json(v[k]) end
+  return "{" .. table.concat(items, ",") .. "}"
+end
+
+local function wait(ms, cond) return vim.wait(ms, cond, 10) end
+local bufnr = vim.api.nvim_get_current_buf()
+local doc = { uri = vim.uri_from_bufnr(bufnr) }
+
+local ok, err = pcall(function()
+  local exited
+  local id = assert(vim.lsp.start({ name = "compare-" .. mode,
+    cmd = mode == "jrpc" and require("jrpc.nvim").lsp_cmd(argv) or argv,
+    root_dir = vim.fs.dirname(vim.api.nvim_buf_get_name(bufnr)),
+    on_exit = function(code, signal) exited = code .. " " .. signal end }))
+  local client = vim.lsp.get_client_by_id(id)
+  assert(wait(15000, function() return client.initialized end), "not initialized")
+  local requests = {
+    { "textDocument/documentSymbol", { textDocument = doc } },
+    { "textDocument/foldingRange", { textDocument = doc } },
+    { "textDocument/formatting", { textDocument = doc, options = { tabSize = 4, insertSpaces = true } } },
+    { "textDocument/hover", { textDocument = doc, position = { line = 1, character = 4 } } },
+    { "textDocument/documentHighlight", { textDocument = doc, position = { line = 1, character = 4 } } },
+    { "textDocument/selectionRange", { textDocument = doc, positions = { { line = 2, character = 5 } } } },
+  }
+  for _, r in ipairs(requests) do
+    local got
+    assert(client.request(r[1], r[2], function(e, res) got = { e, res } end, bufnr), r[1])
+    assert(wait(15000, function() return got ~= nil end), r[1] .. ": no answer")
+    put(r[1], got[1] and ("error " .. got[1].code .. " " .. got[1].message) or json(got[2]))
+  end
+  client.stop()
+  assert(wait(5000, function() return exited ~= nil end), "no exit")
+  put("exit", exited)
+end)
+if not ok then put("error", err) end
+put("notified", table.concat(notified, "|"))
+vim.fn.writefile(lines, out)
+vim.cmd(ok and "qall!" or "cquit! 3")
