@@ -7,21 +7,7 @@ local out = assert(os.getenv("JRPC_NVIM_OUT"), "JRPC_NVIM_OUT not set")
 local mode = assert(os.getenv("JRPC_LSP_MODE"), "JRPC_LSP_MODE not set")
 local lines = {}
 local function put(k, v) lines[#lines + 1] = k .. "\t" .. tostring(v):gsub("\n", "\\n") end
--- JSON with sorted keys, so both transports' results compare as text
-local function json(v)
-  if v == nil then return "nil" end
-  if type(v) ~= "table" or getmetatable(v) == getmetatable(vim.empty_dict()) or vim.tbl_islist(v) then
-    if type(v) ~= "table" or next(v) == nil then return vim.json.encode(v) end
-    local items = {}
-    for i = 1, #v do items[i] = json(v[i]) end
-    return "[" .. table.concat(items, ",") .. "]"
-  end
-  local keys = vim.tbl_keys(v)
-  table.sort(keys)
-  local items = {}
-  for _, k in ipairs(keys) do items[#items + 1] = vim.json.encode(k) .. ":" .. json(v[k]) end
-  return "{" .. table.concat(items, ",") .. "}"
-end
+local json = dofile(vim.fn.getcwd() .. "/spec/nvim/sorted_json.lua")
 -- what vim.notify gets (Neovim reports a client that died), kept off stderr
 local notified = {}
 vim.notify = function(msg) notified[#notified + 1] = msg end  -- luacheck: ignore 122

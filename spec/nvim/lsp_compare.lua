@@ -12,20 +12,7 @@ local function put(k, v) lines[#lines + 1] = k .. "\t" .. tostring(v):gsub("\n",
 local notified = {}
 vim.notify = function(msg) notified[#notified + 1] = msg end  -- luacheck: ignore 122
 
-local function json(v)
-  if v == nil then return "nil" end
-  if type(v) ~= "table" or getmetatable(v) == getmetatable(vim.empty_dict()) or vim.tbl_islist(v) then
-    if type(v) ~= "table" or next(v) == nil then return vim.json.encode(v) end
-    local items = {}
-    for i = 1, #v do items[i] = json(v[i]) end
-    return "[" .. table.concat(items, ",") .. "]"
-  end
-  local keys = vim.tbl_keys(v)
-  table.sort(keys)
-  local items = {}
-  for _, k in ipairs(keys) do items[#items + 1] = vim.json.encode(k) .. ":" .. json(v[k]) end
-  return "{" .. table.concat(items, ",") .. "}"
-end
+local json = dofile(vim.fn.getcwd() .. "/spec/nvim/sorted_json.lua")
 
 local function wait(ms, cond) return vim.wait(ms, cond, 10) end
 local bufnr = vim.api.nvim_get_current_buf()
