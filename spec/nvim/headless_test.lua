@@ -247,8 +247,8 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
   end)
 
   -- the same requests through both transports, for servers run as they come
-  local function compare(server, file)
-    local env = ("JRPC_LSP_SERVER=%q JRPC_LSP_MODE="):format(vim_json_list(server))
+  local function compare(server, file, pos)
+    local env = ("JRPC_LSP_POS=%s JRPC_LSP_SERVER=%q JRPC_LSP_MODE="):format(pos or "1,4", vim_json_list(server))
     local results = {}
     for _, mode in ipairs{ "jrpc", "native" } do
       local status, kv, stderr, stdout = nvim(root, "spec/nvim/lsp_compare.lua", file, env .. mode)
@@ -281,5 +281,18 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal("error -32601 Unhandled method textDocument/documentHighlight",
       kv["textDocument/documentHighlight"])
     assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"nested"', 1, true))
+  end)
+
+  local BASH_SERVER = root .. "/node/node_modules/.bin/bash-language-server"
+  local bash_it = io.open(BASH_SERVER) and lsp_cmd_it or function(name)
+    pending(name .. ": skipped, no " .. BASH_SERVER .. " (make node-deps)")
+  end
+  bash_it("lsp_cmd and cmd = {...} give the same results: bash-language-server (npm)", function()
+    local kv = compare({ BASH_SERVER, "start" }, "spec/nvim/sample.sh", "7,1")
+    assert.are.equal('{"contents":{"kind":"markdown","value":"Function: **greet** - *defined on line 4*\n\n'
+      .. '```txt\nGreets its first argument.\n```"}}', kv["textDocument/hover"])
+    assert.are.equal('[{"range":{"end":{"character":5,"line":3},"start":{"character":0,"line":3}}},'
+      .. '{"range":{"end":{"character":5,"line":7},"start":{"character":0,"line":7}}}]',
+      kv["textDocument/documentHighlight"])
   end)
 end)
