@@ -235,6 +235,7 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal("3", mine.killed_settled)
     assert.are.equal("0 9", mine.killed_exit)
     assert.are.equal("true", mine.closing)
+    assert.are.equal("false false", mine.after_close)
     assert.are.equal("0", mine.stderr_kept)           -- clangd --log=error wrote nothing
     local quits = {}
     for q in mine.notified:gmatch("Client (%S+) quit with exit code 0 and signal 9") do quits[#quits + 1] = q end

@@ -130,6 +130,9 @@ local ok, err = pcall(function()
     put("killed_settled", settled_n)
     put("killed_exit", table.concat(exits, ","))
     put("closing", client.rpc.is_closing())
+    -- nothing more can be sent: request and notify return false
+    put("after_close", ("%s %s"):format(client.rpc.request("textDocument/hover", at, function() end),
+      client.rpc.notify("textDocument/didSave", { textDocument = { uri = uri } })))
     put("stderr_kept", #client.rpc.child:stderr_text())
   else
     client.stop()

@@ -87,7 +87,11 @@ end
 -- A request of ours settled (reply, error, cancel, or the end of the server).
 function Client:_settled(id, err, result)
   local entry = self.pending[id]
-  if entry == nil then return end  -- failed before it was sent: request returned false
+  if entry == nil then return end
+  if entry.sending then  -- settled inside peer:request: request decides
+    entry.early = { err = err, result = result }
+    return
+  end
   self.pending[id] = nil
   if entry.notify_reply then self:_later("SERVER_RESULT_CALLBACK_ERROR", entry.notify_reply, id) end
   if err ~= nil and (err.code == "cancelled" or err.code == REQUEST_CANCELLED) then return end
@@ -106,10 +110,17 @@ function Client:request(method, params, callback, notify_reply)
   end
   self.last_id = self.last_id + 1
   local id = self.last_id
+  local entry = { callback = callback, notify_reply = notify_reply, sending = true }
+  self.pending[id] = entry
   local sent = self.child.peer:request(method, params, { id = id },
     function(err, result) self:_settled(id, err, result) end)
-  if sent == nil then return false end
-  self.pending[id] = { callback = callback, notify_reply = notify_reply }
+  entry.sending = nil
+  if sent == nil then  -- not sent (closed, busy, params not encodable): vim.lsp sees false
+    self.pending[id] = nil
+    return false
+  end
+  -- sent, then settled at once (the write failed and the connection closed)
+  if entry.early then self:_settled(id, entry.early.err, entry.early.result) end
   return true, id
 end
 
