@@ -118,6 +118,7 @@ build = {
     ["jrpc.mcp.http_session"] = "lua/jrpc/mcp/http_session.lua",
     ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
+    ["jrpc.nvim.lsp"] = "lua/jrpc/nvim/lsp.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",
     ["jrpc.options"] = "lua/jrpc/options.lua",
     ["jrpc.profiles"] = "lua/jrpc/profiles.lua",

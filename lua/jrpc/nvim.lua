@@ -141,5 +141,6 @@ function M.schedule_wrap(fn)
     end)
   end
 end
+M.lsp_cmd = require("jrpc.nvim.lsp").cmd  -- what vim.lsp.start{ cmd = ... } accepts (0.8+)
 
 return M

@@ -21,9 +21,9 @@ end
 
 -- nvim with `rtp` added, running `script` after loading `file`; returns the
 -- exit status, the key/value lines it wrote, its stderr and its stdout.
-local function nvim(rtp, script, file)
+local function nvim(rtp, script, file, env)
   local out, err, stdout = os.tmpname(), os.tmpname(), os.tmpname()
-  local cmd = ("cd %q && JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless "
+  local cmd = ("cd %q && " .. (env or "") .. " JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless "
     .. "--cmd %q -c %q %s 2>%q </dev/null >%q"):format(root, out, root .. "/spec/nvim/hello.c", NVIM,
     "set rtp+=" .. rtp, "luafile " .. script, file or "", err, stdout)
   local ok, _, status = os.execute(cmd)
@@ -35,6 +35,22 @@ local function nvim(rtp, script, file)
   local stderr, written = slurp(err), slurp(stdout)
   os.remove(out); os.remove(err); os.remove(stdout)
   return ok and 0 or status, kv, stderr, written
+end
+
+-- The Neovim's version as {major, minor}.
+local function nvim_version()
+  local h = assert(io.popen(("%q --version 2>&1"):format(NVIM)))
+  local first = h:read("l") or ""
+  h:close()
+  local major, minor = first:match("^NVIM v(%d+)%.(%d+)")
+  return { tonumber(major), tonumber(minor) }
+end
+
+-- A list of strings as a JSON array (for $JRPC_LSP_SERVER).
+local function vim_json_list(list)
+  local items = {}
+  for i, v in ipairs(list) do items[i] = '"' .. v:gsub('[\\"]', "\\%0") .. '"' end
+  return "[" .. table.concat(items, ",") .. "]"
 end
 
 local HOVER = "function add_numbers\n\n→ int\nParameters:\n- int a\n- int b\n"
@@ -161,5 +177,123 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
       .. "-e 'print(package.searchpath(\"jrpc.core\", package.cpath))' 2>&1"):format(root)))
     local s = h:read("a"); h:close()
     assert.truthy(s:find("^nil"), s)
+  end)
+
+  -- vim.lsp.start{ cmd = <function> } is Neovim 0.8's: lsp_cmd is tested on 0.10
+  local version = nvim_version()
+  local modern = version[1] > 0 or version[2] >= 8
+  local function lsp_cmd_it(name, fn)
+    if modern then it(name, fn)
+    else pending(("%s: skipped, vim.lsp.start takes a cmd function from Neovim 0.8 on, this is %d.%d")
+      :format(name, version[1], version[2])) end
+  end
+
+  local function lsp_session(mode)
+    local status, kv, stderr, stdout = nvim(root, "spec/nvim/lsp_cmd.lua", "spec/nvim/hello.c",
+      "JRPC_LSP_MODE=" .. mode)
+    assert.are.equal("", stderr)
+    assert.are.equal("", stdout)
+    assert.is_nil(kv.error)
+    assert.are.equal(0, status)
+    return kv
+  end
+
+  lsp_cmd_it("vim.lsp.start{ cmd = jrpc.nvim.lsp_cmd{...} } gives the results of cmd = {...}: clangd and server requests", function()
+    local mine, native = lsp_session("jrpc"), lsp_session("native")
+    local file = "file://" .. root .. "/spec/nvim"
+    assert.are.equal("true", mine.hover_provider)
+    assert.are.equal("### function `add_numbers`  \n\n---\n→ `int`  \nParameters:  \n- `int a`\n- `int b`\n\n"
+      .. "Adds two integers and returns their sum.  \n\n---\n```cpp\nstatic int add_numbers(int a, int b)\n```",
+      mine.hover)
+    assert.are.equal("nil", mine.hover_err)
+    assert.are.equal(('[{"range":{"end":{"character":22,"line":1},"start":{"character":11,"line":1}},"uri":"%s"}]')
+      :format((file .. "/hello.c"):gsub("/", "\\/")), mine.definition)
+    assert.are.equal("nil", mine.code_action_err)    -- context.diagnostics = {} went as []
+    assert.are.equal("", mine.code_actions)          -- clangd 14 has none there
+    assert.are.equal("nil nil", mine.null_hover)     -- a null result is nil
+    assert.are.equal("-32602 trying to get AST for non-added document", mine.error_reply)
+    -- server requests answered by vim.lsp's handlers, notifications handled before the reply's callback
+    assert.are.equal(('{"configuration":{"result":[{"answer":42}]},"folders":{"result":[{"name":"%s","uri":"%s"}]},'
+      .. '"progress":{"result":null},"unknown":{"error":{"code":-32601,"message":"MethodNotFound"}}}')
+      :format((root .. "/spec/nvim"):gsub("/", "\\/"), file:gsub("/", "\\/")), mine.asking)
+    assert.are.equal("nil", mine.asking_err)
+    assert.are.equal("asking: a message", mine.asking_shown)
+    assert.are.equal("1 asking: a diagnostic", mine.asking_diagnostics)
+    for _, key in ipairs{ "hover_provider", "hover", "hover_err", "definition", "code_action_err", "code_actions",
+      "null_hover", "error_reply", "asking", "asking_err", "asking_shown", "asking_diagnostics" } do
+      assert.are.equal(native[key], mine[key], key)
+    end
+    assert.are.equal("0 0", native.asking_exit)
+    assert.are.equal("0 0", native.stop_exit)
+    assert.are.equal("", native.notified)
+    -- a cancel is final with jrpc (clangd's fast reply may still reach Neovim's own client)
+    assert.are.equal("settled=true called=false", mine.cancel)
+    assert.are.equal('-32803 request timed out {"jrpc_code":"timeout"}', mine.asking_timeout)  -- opts.timeout = 1
+    -- killed mid-request: every request settles, then on_exit
+    assert.are.equal("-32803 process killed by signal 9 (SIGKILL) {\"jrpc_code\":\"closed\"}", mine.asking_killed)
+    assert.are.equal("0 9", mine.asking_exit)
+    assert.are.equal("3", mine.killed_settled)
+    assert.are.equal("0 9", mine.killed_exit)
+    assert.are.equal("true", mine.closing)
+    assert.are.equal("false false", mine.after_close)
+    assert.are.equal("0", mine.stderr_kept)           -- clangd --log=error wrote nothing
+    local quits = {}
+    for q in mine.notified:gmatch("Client (%S+) quit with exit code 0 and signal 9") do quits[#quits + 1] = q end
+    assert.are.same({ "asking-jrpc", "clangd-jrpc" }, quits)
+    assert.truthy(mine.notified:find("^jrpc.nvim.lsp_cmd: cannot start jrpc%-no%-such%-server: ENOENT: "
+      .. "no such file or directory|"), mine.notified)
+    assert.are.equal("nil", mine.no_server)
+    assert.are.equal("jrpc.nvim.lsp_cmd: argv must be a list of strings, the program first", mine.bad_argv)
+    assert.are.equal("jrpc.nvim.lsp_cmd: unknown option 'cwdd' (did you mean 'cwd'?)", mine.bad_option)
+  end)
+
+  -- the same requests through both transports, for servers run as they come
+  local function compare(server, file, pos)
+    local env = ("JRPC_LSP_POS=%s JRPC_LSP_SERVER=%q JRPC_LSP_MODE="):format(pos or "1,4", vim_json_list(server))
+    local results = {}
+    for _, mode in ipairs{ "jrpc", "native" } do
+      local status, kv, stderr, stdout = nvim(root, "spec/nvim/lsp_compare.lua", file, env .. mode)
+      assert.are.equal("", stderr)
+      assert.are.equal("", stdout)
+      assert.is_nil(kv.error)
+      assert.are.equal(0, status)
+      assert.are.equal("0 0", kv.exit)
+      assert.are.equal("", kv.notified)
+      results[mode] = kv
+    end
+    assert.are.same(results.native, results.jrpc)
+    return results.jrpc
+  end
+
+  lsp_cmd_it("lsp_cmd and cmd = {...} give the same results: clangd", function()
+    local kv = compare({ "clangd", "--log=error" }, "spec/nvim/hello.c")
+    assert.are.equal("error -32601 method not found", kv["textDocument/foldingRange"])  -- clangd 14 has none
+    assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"add_numbers"', 1, true))
+  end)
+
+  local JSON_SERVER = root .. "/node/node_modules/.bin/vscode-json-language-server"
+  local json_it = io.open(JSON_SERVER) and lsp_cmd_it or function(name)
+    pending(name .. ": skipped, no " .. JSON_SERVER .. " (make node-deps)")
+  end
+  json_it("lsp_cmd and cmd = {...} give the same results: vscode-json-language-server (npm)", function()
+    local kv = compare({ JSON_SERVER, "--stdio" }, "spec/nvim/sample.json")
+    assert.are.equal('[{"endLine":4,"kind":"object","startLine":0}]', kv["textDocument/foldingRange"])
+    assert.are.equal("nil", kv["textDocument/hover"])
+    assert.are.equal("error -32601 Unhandled method textDocument/documentHighlight",
+      kv["textDocument/documentHighlight"])
+    assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"nested"', 1, true))
+  end)
+
+  local BASH_SERVER = root .. "/node/node_modules/.bin/bash-language-server"
+  local bash_it = io.open(BASH_SERVER) and lsp_cmd_it or function(name)
+    pending(name .. ": skipped, no " .. BASH_SERVER .. " (make node-deps)")
+  end
+  bash_it("lsp_cmd and cmd = {...} give the same results: bash-language-server (npm)", function()
+    local kv = compare({ BASH_SERVER, "start" }, "spec/nvim/sample.sh", "7,1")
+    assert.are.equal('{"contents":{"kind":"markdown","value":"Function: **greet** - *defined on line 4*\n\n'
+      .. '```txt\nGreets its first argument.\n```"}}', kv["textDocument/hover"])
+    assert.are.equal('[{"range":{"end":{"character":5,"line":3},"start":{"character":0,"line":3}}},'
+      .. '{"range":{"end":{"character":5,"line":7},"start":{"character":0,"line":7}}}]',
+      kv["textDocument/documentHighlight"])
   end)
 end)
