@@ -68,8 +68,8 @@ end
 -- A tool with an outputSchema promises structuredContent that fits it; one
 -- that breaks the promise is the server's bug, which no other input from
 -- the model would fix: a protocol error (-32603), not an isError result.
--- Checked as lightly as arguments are (an object, required properties,
--- simple types); isError and input_required results promise nothing.
+-- Checked with JSON Schema 2020-12, as arguments are (jrpc.mcp.validation);
+-- isError and input_required results promise nothing.
 local function check_output(tool, result)
   if not tool.check_output or result.isError or result.resultType == protocol.result_types.input_required then
     return
