@@ -63,6 +63,7 @@ local TOOLS = lines{
   "test_streaming_elicitation\tWould ask the user; answers without a request on its stream",
   "test_echo\tEchoes its message (structured content too)",
   "test_custom_headers\tNames its region (mirrored in the Mcp-Param-Region header)",
+  "json_schema_2020_12_tool\tTakes a contact: a phone or an email, as contactMethod says",
   "test_sampling\tAsks the client's model (sampling/createMessage)",
   "test_elicitation\tAsks the user (elicitation/create)",
   "test_elicitation_sep1034_defaults\tAsks with defaults for every primitive type",

@@ -23,7 +23,7 @@ local INSTRUCTIONS = "Fixtures for MCP conformance testing."
 local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
   "test_multiple_content_types", "test_tool_with_logging", "test_logging_tool", "test_tool_with_progress",
   "test_error_handling", "test_missing_capability", "test_streaming_elicitation", "test_echo",
-  "test_custom_headers", "test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
+  "test_custom_headers", "json_schema_2020_12_tool", "test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
   "test_input_required_result_elicitation", "test_input_required_result_sampling",
   "test_input_required_result_list_roots", "test_input_required_result_request_state",
   "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",

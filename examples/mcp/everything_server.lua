@@ -139,6 +139,34 @@ tool("test_custom_headers", "Names its region (mirrored in the Mcp-Param-Region 
   { input_schema = { type = "object", required = { "region" }, properties = {
     region = { type = "string", ["x-mcp-header"] = "Region" },
     priority = { type = "integer", ["x-mcp-header"] = "Priority" } } } })
+-- SEP-1613 and SEP-2106 (json-schema-2020-12): a 2020-12 schema given as
+-- JSON text goes out as written ($schema, $defs with $anchor, allOf/anyOf,
+-- if/then/else, additionalProperties), and the server checks calls with it
+tool("json_schema_2020_12_tool", "Takes a contact: a phone or an email, as contactMethod says",
+  function(args) return "contact " .. jrpc.encode(args) end,
+  { input_schema = [[{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
+    }
+  },
+  "properties": {
+    "name": { "type": "string" },
+    "address": { "$ref": "#/$defs/address" },
+    "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+    "phone": { "type": "string" },
+    "email": { "type": "string" }
+  },
+  "allOf": [ { "anyOf": [ { "required": ["phone"] }, { "required": ["email"] } ] } ],
+  "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+  "then": { "required": ["phone"] },
+  "else": { "required": ["email"] },
+  "additionalProperties": false
+}]] })
 
 -- {======================================================================
 -- Legacy (2025-11-25) fixtures that ask the client in the middle of a
