@@ -12,16 +12,19 @@ local files = dofile("spec/files.lua")
 
 local loop = S.loop
 
-local gate, finished
+-- gate: the paused calls go on once true, or (auto_gate) that many
+-- seconds after they paused
+local gate, auto_gate, finished
 local function new_server(opts)
-  gate, finished = false, 0
+  gate, auto_gate, finished = false, nil, 0
   local srv = mcp.server{ name = "resume-spec", version = "1.0.0" }
   -- progress 1..n, stopping after `pause` until the spec opens the gate
   srv:tool{ name = "steps", description = "progress in steps", handler = function(args, ctx)
     for i = 1, args.n do
       ctx:progress(i, args.n)
       if i == args.pause then
-        while not gate do loop:sleep(0.01) end
+        local t0 = S.now()
+        while not gate and not (auto_gate and S.since(t0) > auto_gate) do loop:sleep(0.01) end
       end
     end
     finished = finished + 1
@@ -212,8 +215,9 @@ describe("jrpc.mcp legacy SSE resumption", function()
       end
       local CHANGED = { jsonrpc = "2.0", method = "notifications/tools/list_changed" }
       local timers = require "jrpc.uv.timers"
-      timers.after(loop.uv, 0.2, function() added("a") end, "spec add")
-      local st, body = get(http.port, sid, nil, 0.6)
+      -- (curl has connected by then, even on a busy machine)
+      timers.after(loop.uv, 0.5, function() added("a") end, "spec add")
+      local st, body = get(http.port, sid, nil, 1)
       local seen = events(body)
       assert.are.same({ 200, { CHANGED } }, { st, data_of(seen) })
       -- no client holds it: these wait for a resumption
@@ -226,6 +230,27 @@ describe("jrpc.mcp legacy SSE resumption", function()
       assert.are.equal(seen[1].id:match("^%d+"), rest[1].id:match("^%d+"))
       http:close()
     end)
+  end)
+
+  it("lets the official SDK client resume a stream cut mid-way", function()
+    S.run(function()
+      local http = new_server()
+      -- the call pauses after its second progress: the relay cuts there,
+      -- the SDK resumes, and the rest comes once the gate opens
+      auto_gate = 0.5
+      local errfile = os.tmpname()
+      local code, out = S.shell_wait(("timeout -k 2 15 node node/mcp_sdk1_resume.js %d steps 4 2>%s")
+        :format(http.port, errfile))
+      local err = files.take(errfile)
+      local got = jrpc.decode(out)
+      assert.are.same({ 0, "" }, { code, err })
+      assert.are.equal(1, #got.resumedFrom)
+      assert.matches("^%d+%-%d+$", got.resumedFrom[1])
+      got.resumedFrom = nil
+      assert.are.same({ cut = true, progress = { 1, 2, 3, 4 },
+        result = { content = { { type = "text", text = "done 4" } } } }, got)
+      http:close()
+    end, 20)
   end)
 
   it("checks the sse_replay option; false sends no ids", function()
