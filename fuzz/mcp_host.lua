@@ -279,7 +279,7 @@ end
 
 -- The statuses README documents for Streamable HTTP and core.http_server.
 local STATUSES = { [200] = true, [202] = true, [204] = true, [400] = true, [403] = true, [404] = true,
-  [405] = true, [406] = true, [408] = true, [413] = true, [415] = true, [421] = true, [431] = true,
+  [405] = true, [406] = true, [408] = true, [409] = true, [413] = true, [415] = true, [421] = true, [431] = true,
   [501] = true, [503] = true, [505] = true }
 
 -- The HTTP status of a modern JSON error answer (mcp/http.lua, README).
@@ -353,7 +353,8 @@ local function check_body(r, where)
     check(r.status == 200, "%s: a stream with status %d", where, r.status)
     local rest = r.body
     while rest ~= "" do
-      local data, after = rest:match("^data: ([^\n]*)\n\n(.*)$")
+      -- a legacy session's events carry an id first (SSE resumption)
+      local data, after = rest:gsub("^id: %d+%-%d+\n", "", 1):match("^data: ([^\n]*)\n\n(.*)$")
       check(data, "%s: a bad SSE event: %q", where, rest:sub(1, 100))
       decode_message(data, where .. " (event)")
       rest = after

@@ -116,6 +116,7 @@ build = {
     ["jrpc.mcp.client_stdio"] = "lua/jrpc/mcp/client_stdio.lua",
     ["jrpc.mcp.http_headers"] = "lua/jrpc/mcp/http_headers.lua",
     ["jrpc.mcp.http_session"] = "lua/jrpc/mcp/http_session.lua",
+    ["jrpc.mcp.http_replay"] = "lua/jrpc/mcp/http_replay.lua",
     ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.nvim.lsp"] = "lua/jrpc/nvim/lsp.lua",

@@ -20,11 +20,12 @@ local errors = require "jrpc.errors"
 local co = require "jrpc.uv.co"
 local timers = require "jrpc.uv.timers"
 local protocol = require "jrpc.mcp.protocol"
+local replay_mod = require "jrpc.mcp.http_replay"
 
 local M = {}
 
 --- The names of `serve_http`'s options this module reads.
-M.OPTIONS = options.set{ "max_sessions", "session_idle_timeout", "session_id_prefix", "peer" }
+M.OPTIONS = options.set{ "max_sessions", "session_idle_timeout", "session_id_prefix", "peer", "sse_replay" }
 
 local function json_headers(sid)
   return { ["content-type"] = "application/json", ["mcp-session-id"] = sid }
@@ -51,6 +52,29 @@ local function to_stream(sess, res, line)
   if res.closed or res.ended then return false end
   if not res.started and not res:stream(200, sse_headers(sess.id)) then return false end
   return res:event(line)
+end
+
+-- Write `line` on the SSE stream of `post`, opening it first if need be;
+-- false when it cannot go there. With resumption the stream (not the
+-- response) takes it: it outlives the POST's connection.
+local function to_post(sess, post, line)
+  if post.stream then
+    -- (kept, or dropped with the stream: never on another stream)
+    sess.replay:write(post.stream, line)
+    return true
+  end
+  local res = post.res
+  if not sess.replay or res.started then return to_stream(sess, res, line) end
+  if res.closed or not res:stream(200, sse_headers(sess.id)) then return false end
+  post.stream = sess.replay:open(res)
+  return sess.replay:write(post.stream, line)
+end
+
+-- Write `line` on the standalone GET stream, if there is one.
+local function to_standalone(sess, line)
+  if sess.standalone_stream then return sess.replay:write(sess.standalone_stream, line) end
+  if sess.standalone then return to_stream(sess, sess.standalone, line) end
+  return false
 end
 
 -- The request key the next `method` message belongs to: the first route
@@ -80,7 +104,10 @@ local function router(sess)
       if not post then return end
       sess.posts[id] = nil
       local res = post.res
-      if res.streaming then
+      if post.stream then
+        sess.replay:write(post.stream, line)
+        sess.replay:finish(post.stream)
+      elseif res.streaming then
         res:event(line)
         res:finish()
       elseif not res.closed then
@@ -89,11 +116,13 @@ local function router(sess)
       local waiter = post.waiter
       post.waiter = nil
       if waiter then co.resume(waiter) end
+      -- a POST whose client left waited for this answer: it may rest now
+      if post.detached then sess.sessions:rest(sess) end
       return
     end
     local post = sess.posts[take_route(sess, method or core.decode(line).method)]
-    if post and to_stream(sess, post.res, line) then return end
-    if sess.standalone then to_stream(sess, sess.standalone, line) end
+    if post and to_post(sess, post, line) then return end
+    to_standalone(sess, line)
   end
   return function(bytes)
     for line in bytes:gmatch("[^\n]+") do deliver(line) end
@@ -104,7 +133,8 @@ end
 function Sessions:open()
   -- the prefix lets a balancer send the session's requests back to the
   -- worker that holds it (examples/deploy/nginx.conf maps on it)
-  local sess = { id = self.id_prefix .. hex(core.random_bytes(16)), posts = {}, routes = { first = 1, last = 0 } }
+  local sess = { id = self.id_prefix .. hex(core.random_bytes(16)), posts = {}, routes = { first = 1, last = 0 },
+    sessions = self, replay = self.replay_cfg and replay_mod.new(self.replay_cfg) }
   local peer_opts = { profile = "mcp", role = "server", send = router(sess) }
   for k, v in pairs(self.opts.peer or {}) do peer_opts[k] = v end
   sess.peer = self.srv:attach(peer_mod.new(peer_opts), {
@@ -144,6 +174,7 @@ end
 function Sessions:rest(sess)
   if not self.idle_timeout or self.by_id[sess.id] ~= sess or sess.idle_timer then return end
   if next(sess.posts) ~= nil or sess.standalone ~= nil then return end
+  if sess.replay and sess.replay:held() then return end
   sess.idle_timer = timers.after(self.uv, self.idle_timeout, function()
     sess.idle_timer = nil
     self:close(sess)
@@ -168,6 +199,7 @@ function Sessions:close(sess)
   self.count = self.count - 1
   timers.cancel(self.uv, sess.idle_timer)
   if sess.standalone then sess.standalone:finish() end
+  if sess.replay then sess.replay:close() end
   sess.peer:close("session ended")
 end
 
@@ -191,8 +223,10 @@ local function dispatch(sess, msg, res)
   end
   local post = { res = res }
   sess.posts[key] = post
-  -- a disconnect is not a cancellation in this era: the answer is dropped
+  -- a disconnect is not a cancellation in this era: the answer is dropped,
+  -- or kept for a resumption once the answer is an SSE stream
   res.on_close = function()
+    if post.stream then sess.replay:detach(post.stream, res) end
     local waiter = post.waiter
     post.waiter = nil
     if waiter then co.resume(waiter) end
@@ -202,8 +236,12 @@ local function dispatch(sess, msg, res)
     post.waiter = co.current()
     co.wait("mcp legacy http reply")
   end
-  if sess.posts[key] == post then sess.posts[key] = nil end
-  if res.streaming then res:finish() end
+  if sess.posts[key] == post then
+    -- still unanswered: a resumable stream waits for its answer (the
+    -- router ends it), else the answer has nowhere to go
+    if post.stream then post.detached = true else sess.posts[key] = nil end
+  end
+  if res.streaming and not post.stream then res:finish() end
 end
 
 --- True when this POST belongs to the legacy era: it names a session, or
@@ -278,6 +316,9 @@ function Sessions:other(req, res)
     res:send(405, { ["content-type"] = "text/plain", allow = "GET, POST, DELETE" }, "method not allowed\n")
     return self:rest(sess)
   end
+  local last_id = req.headers["last-event-id"]
+  if sess.replay and last_id ~= nil then return self:resume(sess, last_id, res) end
+  if sess.replay then return self:listen(sess, res) end
   -- one standalone stream a session: a second replaces the first
   if sess.standalone then sess.standalone:finish() end
   sess.standalone = res
@@ -291,6 +332,36 @@ function Sessions:other(req, res)
     sess.standalone = nil
     self:rest(sess)
   end
+end
+
+-- A GET with resumption on: a new standalone stream, which replaces the
+-- last (that one ends, though a resumption may still replay it).
+function Sessions:listen(sess, res)
+  if not res:stream(200, sse_headers(sess.id)) then return self:rest(sess) end  -- refused: max_streams
+  if sess.standalone_stream then sess.replay:finish(sess.standalone_stream) end
+  local st = sess.replay:open(res)
+  sess.standalone_stream = st
+  res.on_close = function()
+    sess.replay:detach(st, res)
+    self:rest(sess)
+  end
+end
+
+-- A GET with Last-Event-ID: the stream that id names goes on here, after
+-- the events it missed; an id not known, or older than what is kept, is
+-- 409 (replaying part of a stream would lose messages silently).
+function Sessions:resume(sess, last_id, res)
+  local st, why = sess.replay:find(last_id)
+  if not st then
+    plain(res, 409, "cannot resume: " .. why)
+    return self:rest(sess)
+  end
+  if not res:stream(200, sse_headers(sess.id)) then return self:rest(sess) end
+  res.on_close = function()
+    sess.replay:detach(st, res)
+    self:rest(sess)
+  end
+  sess.replay:resume(st, last_id, res)
 end
 
 M.DEFAULT_IDLE_TIMEOUT = 1800  -- seconds: half an hour without a POST or an open GET stream
@@ -322,6 +393,7 @@ function M.new(srv, opts, loop)
     error("serve_http: session_id_prefix must be a string of visible ASCII", 4)
   end
   return setmetatable({ srv = srv, opts = opts, by_id = {}, count = 0, uses = 0, id_prefix = prefix,
+    replay_cfg = replay_mod.config(opts.sse_replay),
     max = opts.max_sessions or 64, uv = loop and loop.uv, idle_timeout = loop and idle }, Sessions)
 end
 

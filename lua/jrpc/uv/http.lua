@@ -284,14 +284,15 @@ function Response:stream(status, headers)
   return true
 end
 
---- One SSE message (`data: <json>`) on a stream from `stream`. Returns false
---- once the client is gone.
+--- One SSE message (`data: <json>`, after `id: <id>` when given) on a
+--- stream from `stream`. Returns false once the client is gone.
 ---@param json string  one line of JSON
+---@param id? string  the event id: one line
 ---@return boolean sent
-function Response:event(json)
+function Response:event(json, id)
   if not self.streaming or self.ended then error("http: no stream under way", 2) end
   if self.closed then return false end
-  return self.conn:_write(core.http_chunk(core.sse_event(json)))
+  return self.conn:_write(core.http_chunk(core.sse_event(json, id)))
 end
 
 --- An SSE comment line (`: <text>`) on a stream from `stream`: clients
