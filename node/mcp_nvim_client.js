@@ -2,11 +2,12 @@
 // plugin examples/nvim/lua/jrpc_editor served by jrpc.nvim.serve_mcp in a
 // headless Neovim (spec/nvim/mcp_serve.lua): lists the tools and buffers,
 // reads buffer BUFNR, replaces a range, reads it again, asks for an unknown
-// buffer. One JSON line per step (node/mcp_common.js), for
+// buffer, and sends a foreign Origin and Host. One JSON line per step, for
 // spec/nvim/headless_test.lua to compare exactly.
 //   node node/mcp_nvim_client.js http://127.0.0.1:PORT/mcp BUFNR
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const http = require('node:http');
 const { run } = require('./mcp_common.js');
 
 // A copy of `v` with object keys sorted: the server's Lua tables have no
@@ -24,6 +25,19 @@ function step(name, value) {
 // A tool result's text (all of its text items, one after another).
 function text(result) {
   return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+}
+
+// The status of a POST to `url` with `headers` added (node:http, which
+// lets a Host header through as given).
+function status(url, headers) {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+    (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', reject);
+    req.end('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  });
 }
 
 async function main() {
@@ -50,6 +64,8 @@ async function main() {
   step('read_buffer missing', { text: text(missing), isError: missing.isError === true });
   const diags = await client.callTool({ name: 'diagnostics', arguments: { bufnr } });
   step('diagnostics', { structured: diags.structuredContent });
+  step('foreign Origin', { status: await status(url, { origin: 'http://example.com' }) });
+  step('foreign Host', { status: await status(url, { host: 'example.com' }) });
   await transport.terminateSession();
   await client.close();
 }

@@ -238,6 +238,8 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
       '{"step":"read_buffer missing","isError":true,"text":"no buffer 999"}',
       '{"step":"diagnostics","structured":{"bufnr":1,"diagnostics":[{"col":0,"line":2,"message":"a test diagnostic",'
         .. '"severity":"warning","source":"spec"}]}}',
+      '{"step":"foreign Origin","status":403}',   -- serve_http's checks are on
+      '{"step":"foreign Host","status":421}',
     }, "\n") .. "\n", r.client)
     assert.are.equal(0, r.client_rc)
     -- the editor's own view: the buffer changed, and the server stopped
