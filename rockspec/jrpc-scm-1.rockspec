@@ -120,6 +120,7 @@ build = {
     ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
     ["jrpc.nvim.lsp"] = "lua/jrpc/nvim/lsp.lua",
+    ["jrpc.nvim.mcp"] = "lua/jrpc/nvim/mcp.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",
     ["jrpc.options"] = "lua/jrpc/options.lua",
     ["jrpc.profiles"] = "lua/jrpc/profiles.lua",

@@ -142,5 +142,8 @@ function M.schedule_wrap(fn)
   end
 end
 M.lsp_cmd = require("jrpc.nvim.lsp").cmd  -- what vim.lsp.start{ cmd = ... } accepts (0.8+)
+-- serve_mcp(server, opts): a jrpc.mcp.server over Streamable HTTP on the
+-- editor's loop, its handlers on the main loop (jrpc/nvim/mcp.lua)
+M.serve_mcp = require("jrpc.nvim.mcp").serve
 
 return M

@@ -37,6 +37,38 @@ local function nvim(rtp, script, file, env)
   return ok and 0 or status, kv, stderr, written
 end
 
+-- nvim running spec/nvim/mcp_serve.lua (jrpc.nvim.serve_mcp through the
+-- example plugin jrpc_editor) in the background while `client` (a node
+-- script of node/, given the URL and the buffer number) talks to it; then
+-- the editor is told to quit. Returns nvim's status, its key/value lines,
+-- stderr and stdout, and the client's exit status and stdout.
+local function nvim_serving(client)
+  local out, err, stdout = os.tmpname(), os.tmpname(), os.tmpname()
+  local url, done, got = os.tmpname(), os.tmpname(), os.tmpname()
+  os.remove(url); os.remove(done)
+  local sh = table.concat({
+    "cd %q || exit 9",
+    "JRPC_NVIM_OUT=%q JRPC_NVIM_URL=%q JRPC_NVIM_DONE=%q timeout 40 %q --clean --headless --cmd %q -c %q "
+      .. "2>%q </dev/null >%q & pid=$!",
+    "for i in $(seq 200); do [ -s %q ] && break; sleep 0.1; done",
+    "line=$(cat %q 2>/dev/null); timeout 30 node %q \"${line%%%%\t*}\" \"${line##*\t}\" >%q 2>&1; rc=$?",
+    "touch %q; wait $pid; nv=$?; echo \"$rc $nv\" >>%q",
+  }, "\n"):format(root, out, url, done, NVIM, "set rtp+=" .. root .. "," .. root .. "/examples/nvim",
+    "luafile spec/nvim/mcp_serve.lua", err, stdout, url, url, client, got, done, done)
+  local h = assert(io.popen("sh", "w")); h:write(sh); h:close()
+  local rcs = slurp(done)
+  local client_rc, status = rcs:match("^(%d+) (%d+)")
+  local kv = {}
+  for l in slurp(out):gmatch("[^\n]+") do
+    local k, v = l:match("^([^\t]+)\t(.*)$")
+    if k then kv[k] = v:gsub("\\n", "\n") end
+  end
+  local result = { status = tonumber(status), kv = kv, stderr = slurp(err), stdout = slurp(stdout),
+    client_rc = tonumber(client_rc), client = slurp(got) }
+  for _, f in ipairs{ out, err, stdout, url, done, got } do os.remove(f) end
+  return result
+end
+
 -- The Neovim's version as {major, minor}.
 local function nvim_version()
   local h = assert(io.popen(("%q --version 2>&1"):format(NVIM)))
@@ -177,6 +209,49 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
       .. "-e 'print(package.searchpath(\"jrpc.core\", package.cpath))' 2>&1"):format(root)))
     local s = h:read("a"); h:close()
     assert.truthy(s:find("^nil"), s)
+  end)
+
+  local have_sdk = io.open(root .. "/node/node_modules/@modelcontextprotocol/sdk/package.json") ~= nil
+  local sdk_it = have_sdk and it or function(name)
+    pending(name .. ": skipped, no node/node_modules/@modelcontextprotocol/sdk (make node-deps)")
+  end
+  sdk_it("jrpc.nvim.serve_mcp: the example jrpc_editor's tools, from the MCP TypeScript SDK's Streamable HTTP "
+    .. "client", function()
+    local r = nvim_serving("node/mcp_nvim_client.js")
+    assert.are.equal("", r.stderr)
+    assert.are.equal("", r.stdout)
+    assert.are.equal(0, r.status)
+    assert.is_nil(r.kv.error)
+    assert.are.equal("true", r.kv.finished)
+    local url = r.kv.url
+    assert.truthy(url:find("^http://127%.0%.0%.1:%d+/mcp$"), url)
+    local name = (root .. "/notes.txt"):gsub("[\\\"]", "\\%0")
+    assert.are.equal(table.concat({
+      '{"step":"initialize","serverVersion":{"name":"nvim","version":"0.1.0"}}',
+      '{"step":"tools/list","names":["list_buffers","read_buffer","replace_text","diagnostics"]}',
+      '{"step":"list_buffers","structured":{"buffers":[{"bufnr":1,"current":true,"lines":3,"modified":true,'
+        .. '"name":"' .. name .. '"}]}}',
+      '{"step":"read_buffer","isError":false,"text":"first line\\nhello world\\nlast line"}',
+      '{"step":"replace_text","isError":false,"text":"replaced: buffer 1 has 4 lines"}',
+      '{"step":"read_buffer again","isError":false,"text":"first line\\nhello editor\\nfrom MCP\\nlast line"}',
+      '{"step":"replace_text outside","isError":true,"text":"line 99 is past the end of buffer 1 (lines 0 to 3)"}',
+      '{"step":"read_buffer missing","isError":true,"text":"no buffer 999"}',
+      '{"step":"diagnostics","structured":{"bufnr":1,"diagnostics":[{"col":0,"line":2,"message":"a test diagnostic",'
+        .. '"severity":"warning","source":"spec"}]}}',
+      '{"step":"foreign Origin","status":403}',   -- serve_http's checks are on
+      '{"step":"foreign Host","status":421}',
+    }, "\n") .. "\n", r.client)
+    assert.are.equal(0, r.client_rc)
+    -- the editor's own view: the buffer changed, and the server stopped
+    assert.are.equal("first line\nhello editor\nfrom MCP\nlast line", r.kv.final)
+    assert.are.equal("true", r.kv.modified)
+    assert.are.equal("true", r.kv.stopped)
+    assert.are.equal("jrpc_editor: MCP server on " .. url, r.kv.notified)
+    assert.are.equal("jrpc.nvim.serve_mcp: host must be a loopback address (127.0.0.1 or ::1), not 0.0.0.0",
+      r.kv.bad_host)
+    assert.are.equal("jrpc.nvim.serve_mcp: unknown option 'prot' (did you mean 'port'?)", r.kv.bad_option)
+    assert.are.equal("jrpc.nvim.serve_mcp: expected a jrpc.mcp.server", r.kv.bad_server)
+    assert.are.equal("list_buffers read_buffer replace_text diagnostics ex_command", r.kv.opt_in)
   end)
 
   -- vim.lsp.start{ cmd = <function> } is Neovim 0.8's: lsp_cmd is tested on 0.10

@@ -50,8 +50,8 @@ end
 -- a Lua error's text (paths, stack) reaches the client; the log has it.
 -- A value that is no result is the server's bug: the log and the client
 -- hear what it was and what to return instead.
-local function run_tool(tool, args, ctx)
-  local ok, result = pcall(tool.handler, args, ctx)
+local function run_tool(srv, tool, args, ctx)
+  local ok, result = pcall(srv.run_handler, tool.handler, args, ctx)
   if ok then
     local made, what = content.tool_result(result)
     if made then return made end
@@ -104,7 +104,7 @@ function M.tools_call(srv, params, ctx)
     local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
     if missing then fail(protocol.missing_capability(missing)) end
   end
-  local result = run_tool(tool, args, ctx)
+  local result = run_tool(srv, tool, args, ctx)
   check_output(tool, result)
   return result
 end
@@ -115,7 +115,11 @@ function M.resources_read(srv, params, ctx)
   local entry, vars = srv.registry:find_resource(uri)
   if not entry then fail(protocol.resource_not_found(uri, ctx.era == "legacy")) end
   local v
-  if vars then v = entry.handler(uri, vars, ctx) else v = entry.handler(uri, ctx) end
+  if vars then
+    v = srv.run_handler(entry.handler, uri, vars, ctx)
+  else
+    v = srv.run_handler(entry.handler, uri, ctx)
+  end
   return content.resource_result(v, uri, entry.mime_type), entry
 end
 
@@ -130,7 +134,7 @@ function M.prompts_get(srv, params, ctx)
       fail(invalid(("Invalid params: argument %q is required"):format(a.name)))
     end
   end
-  return content.prompt_result(prompt.handler(args, ctx))
+  return content.prompt_result(srv.run_handler(prompt.handler, args, ctx))
 end
 
 local MAX_COMPLETIONS = 100  -- the protocol's cap on values in one answer
@@ -141,7 +145,7 @@ function M.complete(srv, params, ctx)
     fail(invalid("Invalid params: ref and argument {name, value} are required"))
   end
   local fn = srv.registry:completion_for(params.ref)
-  local got = fn and fn(arg.name, arg.value or "", ctx) or {}
+  local got = fn and srv.run_handler(fn, arg.name, arg.value or "", ctx) or {}
   if got.values == nil then got = { values = got } end
   local values, n = {}, #got.values
   for i = 1, math.min(n, MAX_COMPLETIONS) do values[i] = got.values[i] end

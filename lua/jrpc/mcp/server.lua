@@ -20,7 +20,7 @@ local keys = protocol.keys
 
 --- The names `jrpc.mcp.server{...}` takes.
 M.OPTIONS = options.set{ "name", "version", "title", "instructions", "ttl_ms", "cache_scope",
-  "page_size", "state_key" }
+  "page_size", "state_key", "run_handler" }
 
 --- The names `server:attach(peer, hooks)` takes in `hooks`.
 M.ATTACH_OPTIONS = options.set{ "route" }
@@ -368,6 +368,28 @@ end
 
 -- }======================================================================
 
+-- Calls each handler as it is: the default `run_handler`.
+local function call_directly(fn, ...) return fn(...) end
+
+--- Call every tool, resource, prompt and completion handler through
+--- `wrap(call, ...)`: `call(...)` runs the handler with its arguments and
+--- returns its values, which `wrap` returns. One place to run handlers
+--- where they need to be (`jrpc.nvim.serve_mcp` goes onto Neovim's main
+--- loop first). Each call wraps those given before it (as the option
+--- `run_handler` does), so the last given runs first.
+---@param wrap fun(call: function, ...): ...
+---@return jrpc.mcp.Server self
+function Server:run_handlers(wrap)
+  if type(wrap) ~= "function" then error("server:run_handlers: expected a function", 2) end
+  local inner = self.run_handler
+  if inner == call_directly then
+    self.run_handler = wrap
+  else
+    self.run_handler = function(fn, ...) return wrap(function(...) return inner(fn, ...) end, ...) end
+  end
+  return self
+end
+
 local SCOPES = { public = true, private = true }
 
 --- A new server (see `jrpc.mcp.server`).
@@ -388,6 +410,9 @@ function M.new(opts)
     -- a short key would make sealed states guessable
     error("jrpc.mcp.server: state_key must be a string of at least 16 bytes", 3)
   end
+  if opts.run_handler ~= nil and type(opts.run_handler) ~= "function" then
+    error("jrpc.mcp.server: run_handler must be a function(call, ...)", 3)
+  end
   return setmetatable({
     registry = registry.new(),
     listeners = listeners.new(),  -- listen streams and legacy connections that hear changes
@@ -397,6 +422,8 @@ function M.new(opts)
     -- seals MRTR requestState: random per process unless configured, and
     -- then the same in every worker, so a retry may land on any of them
     state_key = key or mrtr.new_key(),
+    -- every handler is called through it (see run_handlers)
+    run_handler = opts.run_handler or call_directly,
   }, Server)
 end
 
