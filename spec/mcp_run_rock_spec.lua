@@ -36,7 +36,10 @@ describe("jrpc run, installed by LuaRocks, launched by the SDK client with a bar
     local copy = work .. "/src"
     -- LuaRocks builds in its current directory: a throw-away copy of the sources
     local status, out, err = S.shell(("mkdir %s && cp -R src lua bin rockspec %s/ && cd %s && "
-      .. "nice luarocks --lua-version 5.4 make rockspec/jrpc-scm-1.rockspec --tree %s CJSON_INCDIR=%s CJSON_LIBDIR=%s")
+      -- the system's PATH: under test-asan `lua5.4` on ours is a launcher, whose place
+      -- LuaRocks would take for the interpreter's (and look for headers beside it)
+      .. "env PATH=/usr/bin:/bin nice luarocks --lua-version 5.4 make rockspec/jrpc-scm-1.rockspec --tree %s "
+      .. "CJSON_INCDIR=%s CJSON_LIBDIR=%s")
       :format(copy, copy, copy, tree, pkg("includedir", "libcjson"), pkg("libdir", "libcjson")))
     assert(status == 0, out .. err)
     script = work .. "/server.lua"
