@@ -97,6 +97,36 @@ static int core_peek (lua_State *L) {
 }
 
 
+/*
+** Check that [s, e) is one JSON value (whitespace around it allowed) no
+** deeper than 'depth' (argument 2's value): the end of the value, or NULL
+** with nil and the reason pushed (core.decode and core.raw_json).
+*/
+static const char *check_text (lua_State *L, const char *s, const char *e,
+                               lua_Integer depth) {
+  Scan S;
+  const char *end;
+  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
+                "max_depth must be from 1 to 1000");
+  memset(&S, 0, sizeof(S));
+  S.max_depth = (int)depth;
+  end = scan_value(&S, scan_skipws(s, e), e, 0);
+  if (end != NULL && scan_skipws(end, e) != e)
+    end = scan_fail(&S, scan_skipws(end, e), "trailing characters");
+  if (end == NULL) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s at byte %d", S.err, (int)(S.at - s) + 1);
+    return NULL;
+  }
+  if (S.has_nul) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "strings holding \\u0000 are not supported");
+    return NULL;
+  }
+  return end;
+}
+
+
 /* core.decode(json [, max_depth [, null [, empty_dict]]]) -> value | nil, msg */
 static int core_decode (lua_State *L) {
   Codec *C = SCRATCH;
@@ -107,30 +137,16 @@ static int core_decode (lua_State *L) {
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
   int null = lua_isnoneornil(L, 3) ? 0 : 3;  /* what JSON null becomes */
   int emt = empty_dict_arg(L, 4);
-  Scan S;
-  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
-                "max_depth must be from 1 to 1000");
-  memset(&S, 0, sizeof(S));
-  S.max_depth = (int)depth;
-  end = scan_value(&S, p, e, 0);
-  if (end != NULL && scan_skipws(end, e) != e)
-    end = scan_fail(&S, scan_skipws(end, e), "trailing characters");
-  if (end == NULL) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s at byte %d", S.err, (int)(S.at - s) + 1);
-    return 2;
-  }
-  if (S.has_nul) {
-    lua_pushnil(L);
-    lua_pushliteral(L, "strings holding \\u0000 are not supported");
-    return 2;
-  }
+  end = check_text(L, s, e, depth);
+  if (end == NULL) return 2;
   /* the text is argument 1, anchored; the temporaries are this call's */
   W = work_acquire(L, &C->work, lua_upvalueindex(3));
   if (*p == '"') tolua_string(L, &W->scratch, p, end);
   else if (*p == '-' || num_isdigit(*p)) {
+    Scan S;  /* checked already: the scan only says whether it is an integer */
     int isint;
     long long v;
+    memset(&S, 0, sizeof(S));
     scan_number(&S, p, end, &isint);
     if (isint && num_token_int64(p, end, &v)) lua_pushinteger(L, (lua_Integer)v);
     else tolua_json(L, &W->tree, p, end, AMT, null, emt);
@@ -225,24 +241,8 @@ static int core_raw_json (lua_State *L) {
   const char *e = s + len, *end;
   lua_Integer depth = luaL_optinteger(L, 2, DEFAULT_MAX_DEPTH);
   int in_string = 0;
-  Scan S;
-  luaL_argcheck(L, depth >= 1 && depth <= DEPTH_CEILING, 2,
-                "max_depth must be from 1 to 1000");
-  memset(&S, 0, sizeof(S));
-  S.max_depth = (int)depth;
-  end = scan_value(&S, scan_skipws(s, e), e, 0);
-  if (end != NULL && scan_skipws(end, e) != e)
-    end = scan_fail(&S, scan_skipws(end, e), "trailing characters");
-  if (end == NULL) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s at byte %d", S.err, (int)(S.at - s) + 1);
-    return 2;
-  }
-  if (S.has_nul) {
-    lua_pushnil(L);
-    lua_pushliteral(L, "strings holding \\u0000 are not supported");
-    return 2;
-  }
+  end = check_text(L, s, e, depth);
+  if (end == NULL) return 2;
   C->out.n = 0;
   buf_reserve(L, &C->out, len);
   for (i = 0; i < len; i++) {  /* valid JSON: a quote inside a string is escaped */
