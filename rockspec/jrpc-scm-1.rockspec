@@ -119,6 +119,7 @@ build = {
     ["jrpc.mcp.http_replay"] = "lua/jrpc/mcp/http_replay.lua",
     ["jrpc.mcp.listeners"] = "lua/jrpc/mcp/listeners.lua",
     ["jrpc.nvim"] = "lua/jrpc/nvim.lua",
+    ["jrpc.nvim.loop"] = "lua/jrpc/nvim/loop.lua",
     ["jrpc.nvim.lsp"] = "lua/jrpc/nvim/lsp.lua",
     ["jrpc.nvim.mcp"] = "lua/jrpc/nvim/mcp.lua",
     ["jrpc.peer"] = "lua/jrpc/peer.lua",

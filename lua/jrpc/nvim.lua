@@ -1,7 +1,8 @@
 --- Neovim helpers: the loop, and getting back onto the editor's main loop.
 --
 --     local jnvim = require "jrpc.nvim"
---     local loop = jnvim.loop()              -- jrpc.uv on vim.uv or vim.loop
+--     local loop = jnvim.loop()              -- jrpc.uv on vim.uv or vim.loop, with
+--                                            -- Neovim's JSON conventions (vim.NIL, [])
 --     coroutine.wrap(function()
 --       local child = assert(loop:spawn{ cmd = "clangd", profile = "lsp" })
 --       local caps = child.peer:request("initialize", { processId = vim.NIL, ... })
@@ -16,6 +17,7 @@
 local core = require "jrpc.core"
 local workers = require "jrpc.workers"
 local logs = require "jrpc.log"
+local options = require "jrpc.options"
 
 local M = {}
 
@@ -49,16 +51,25 @@ end
 --- `empty_dict` (the core's codec option: decoded empty objects are
 --- `vim.empty_dict()` tables, which encode as `{}`; an empty table with no
 --- marker encodes as `[]`, as `vim.json.encode` writes it). Results decoded
---- so go through `vim.json.encode` unchanged. For any transport:
---- `jnvim.loop():spawn(jnvim.conventions{ cmd = "clangd", profile = "lsp" })`.
+--- so go through `vim.json.encode` unchanged. `empty_dict = false` keeps
+--- jrpc's convention for empty tables (the option is left out), and
+--- `null = jrpc.null` jrpc's null. `jnvim.loop()` applies it to every peer
+--- it makes; for a peer made otherwise: `peer.new(jnvim.conventions{ ... })`.
 ---@param opts? table
 ---@return table
 function M.conventions(opts)
   local vim = editor()
+  if opts ~= nil and type(opts) ~= "table" then
+    error("jrpc.nvim.conventions: expected an options table, got " .. type(opts), 2)
+  end
   local o = {}
   for k, v in pairs(opts or {}) do o[k] = v end
   if o.null == nil then o.null = vim.NIL end
-  if o.empty_dict == nil then o.empty_dict = M.empty_dict_mt() end
+  if o.empty_dict == nil then
+    o.empty_dict = M.empty_dict_mt()
+  elseif o.empty_dict == false then
+    o.empty_dict = nil
+  end
   return o
 end
 
@@ -92,15 +103,30 @@ function M.uv()
   return vim.uv or vim.loop
 end
 
---- The jrpc.uv loop context on Neovim's loop. Neovim runs that loop: never
+local LOOP_OPTIONS = options.set{ "conventions" }
+
+--- The jrpc.uv loop context on Neovim's loop, with Neovim's JSON
+--- conventions: `stdio`, `spawn`, `connect` and `listen` pass their options
+--- through `M.conventions`, so null is vim.NIL and empty tables follow
+--- vim.json, unless the options say otherwise (an explicit `null` or
+--- `empty_dict` wins; peers of profile "mcp", which jrpc.mcp.client makes
+--- and reads itself, are left alone). `opts.conventions = false` gives the
+--- context itself, with jrpc's conventions. Neovim runs that loop: never
 --- call `loop:run`, `jrpc.run` or `serve_forever` in it; start coroutines.
 --- SIGPIPE is caught (`catch_sigpipe`): a child or socket whose reader is
 --- gone closes its connection, never the editor. Inside Neovim a spawned
 --- child's stderr is captured (`child:stderr_text()`), never written on the
 --- editor's terminal, unless `spawn` is given `stderr = "inherit"`.
+---@param opts? {conventions?: boolean}
 ---@return jrpc.uv.Loop
-function M.loop()
-  return require("jrpc.uv").new(M.uv(), { catch_sigpipe = true })
+function M.loop(opts)
+  opts = options.check("jrpc.nvim.loop", opts, 2, LOOP_OPTIONS)
+  if opts.conventions ~= nil and type(opts.conventions) ~= "boolean" then
+    error("jrpc.nvim.loop: option conventions must be a boolean", 2)
+  end
+  local base = require("jrpc.uv").new(M.uv(), { catch_sigpipe = true })
+  if opts.conventions == false then return base end
+  return require("jrpc.nvim.loop").of(base, M.conventions)
 end
 
 --- True when the editor API may be called from here (not in a luv callback).

@@ -188,6 +188,40 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
       kv.codec_request)
   end)
 
+  it("peers made through jrpc.nvim.loop() follow Neovim's conventions: spawn, listen, connect; options win", function()
+    local status, kv, stderr = nvim(root, "spec/nvim/loop_conventions.lua")
+    assert.are.equal("", stderr)
+    assert.are.equal(0, status)
+    assert.is_nil(kv.error)
+    assert.are.equal("true", kv.finished)
+    assert.are.equal("true", kv.same_view)
+    assert.are.equal("true", kv.plain_is_context)      -- loop{ conventions = false }
+    assert.are.equal("true", kv.same_uv)
+    -- a child over pipes: vim.empty_dict() is {}, an empty table [], vim.NIL null
+    assert.are.equal('{"jsonrpc":"2.0","method":"show","params":[{},[],null,{"a":[]},{"b":{}}],"id":1}',
+      kv.spawn_sent)
+    assert.are.equal("NIL dict array plain plain NIL dict", kv.spawn_kinds)
+    assert.are.equal('[null,{},[],{"a":null},{"b":{}}]', kv.spawn_vim_json)
+    assert.are.equal("true", kv.spawn_deep_equal)      -- what vim.json.decode gives
+    -- null = jrpc.null and empty_dict = false: jrpc's own conventions
+    assert.are.equal('{"jsonrpc":"2.0","method":"show","params":[{},[],{"a":{}}],"id":1}', kv.explicit_sent)
+    assert.are.equal("null plain array plain plain null plain", kv.explicit_kinds)
+    -- profile "mcp" (jrpc.mcp.client's peers) is left alone
+    assert.are.equal('{"jsonrpc":"2.0","method":"show","params":[{}],"id":1}', kv.mcp_sent)
+    assert.are.equal("null plain array plain plain", kv.mcp_kinds)
+    -- a listener's peers decode params the Neovim way and answer in kind
+    assert.are.equal("NIL dict array dict", kv.listen_params)
+    assert.are.equal("[{},[],null,{}]", kv.listen_result)
+    -- a connection to a server with jrpc's conventions
+    assert.are.equal('[[],{},null,{"x":[]}]', kv.connect_sent)
+    assert.are.equal("NIL dict array plain plain NIL dict", kv.connect_kinds)
+    assert.are.equal('[null,{},[],{"a":null},{"b":{}}]', kv.connect_vim_json)
+    assert.are.equal("jrpc.nvim.loop: unknown option 'conventons' (did you mean 'conventions'?)", kv.bad_name)
+    assert.are.equal("jrpc.nvim.loop: option conventions must be a boolean", kv.bad_value)
+    assert.are.equal("spawn: expected an options table", kv.bad_spawn)
+    assert.are.equal("jrpc.nvim.conventions: expected an options table, got string", kv.bad_conventions)
+  end)
+
   it("the terminal stays silent while an LSP session runs with clangd logging verbosely", function()
     local status, kv, stderr, stdout = nvim(root, "spec/nvim/silent_session.lua")
     assert.are.equal("", stderr)

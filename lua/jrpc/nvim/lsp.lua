@@ -193,12 +193,13 @@ local function start(argv, opts, dispatchers, config)
   local jnvim = require "jrpc.nvim"
   local self = setmetatable({ vim = vim, dispatchers = dispatchers or {}, pending = {}, last_id = 0 }, Client)
   local args = { unpack(argv, 2) }
-  local child, err = jnvim.loop():spawn(jnvim.conventions{
+  -- the loop fills in Neovim's conventions, as vim.lsp.rpc encodes and decodes
+  local child, err = jnvim.loop():spawn{
     cmd = argv[1], args = args, profile = "lsp", cwd = opts.cwd or (config and config.cmd_cwd),
     env = opts.env, stderr = opts.stderr, timeout = opts.timeout, on_debug = opts.on_debug,
     on_exit = function(code, signal) self.exited = { code, signal }; self:_ended() end,
     on_close = function() self:_ended() end,
-  })
+  }
   if child == nil then error("jrpc.nvim.lsp_cmd: " .. err.message, 0) end
   self.child = child
   child.peer:fallback(function(params, ctx) return self:_incoming(params, ctx) end)

@@ -4,7 +4,6 @@
 -- it, opens the current buffer, asks for hover at the cursor, shows the
 -- answer in a floating window, and shuts the server down. A whole LSP
 -- client in one coroutine: each request waits without blocking the editor.
-local jrpc = require "jrpc"
 local jnvim = require "jrpc.nvim"
 
 local M = {}
@@ -30,20 +29,20 @@ function M.hover(opts)
   local root = vim.uri_from_fname(vim.fn.getcwd())
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
   local pos = vim.api.nvim_win_get_cursor(0)   -- {row (1-based), col (0-based bytes)}
-  local loop = jnvim.loop()
+  local loop = jnvim.loop()   -- its peers follow Neovim's conventions: null is vim.NIL
   coroutine.wrap(function()
     local child, err = loop:spawn{ cmd = opts.cmd or "clangd", args = opts.args or { "--log=error" },
-      profile = "lsp", stderr = "ignore", null = vim.NIL }
+      profile = "lsp", stderr = "ignore" }
     if not child then
       jnvim.main()
       return vim.notify("jrpc_hover: " .. err.message, vim.log.levels.ERROR)
     end
     local peer = child.peer
     local _, ierr = peer:request("initialize", { processId = vim.NIL,
-      rootUri = root, capabilities = jrpc.object() }, { timeout = 10 })
+      rootUri = root, capabilities = vim.empty_dict() }, { timeout = 10 })
     local result, herr
     if not ierr then
-      peer:notify("initialized", jrpc.object())
+      peer:notify("initialized", vim.empty_dict())
       peer:notify("textDocument/didOpen", { textDocument = { uri = uri, languageId = filetype,
         version = 1, text = text } })
       result, herr = peer:request("textDocument/hover", { textDocument = { uri = uri },
