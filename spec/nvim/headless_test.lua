@@ -19,22 +19,59 @@ local function slurp(path)
   local s = f:read("a"); f:close(); return s
 end
 
--- nvim with `rtp` added, running `script` after loading `file`; returns the
--- exit status, the key/value lines it wrote, its stderr and its stdout.
-local function nvim(rtp, script, file, env)
-  local out, err, stdout = os.tmpname(), os.tmpname(), os.tmpname()
-  local cmd = ("cd %q && " .. (env or "") .. " JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless "
-    .. "--cmd %q -c %q %s 2>%q </dev/null >%q"):format(root, out, root .. "/spec/nvim/hello.c", NVIM,
-    "set rtp+=" .. rtp, "luafile " .. script, file or "", err, stdout)
-  local ok, _, status = os.execute(cmd)
+-- The shell command that runs nvim with `rtp` added, running `script`
+-- after loading `file`, with its key/value lines, stderr and stdout going
+-- to the files of `run` (made here).
+local function nvim_command(run, rtp, script, file, env)
+  run.out, run.err, run.stdout = os.tmpname(), os.tmpname(), os.tmpname()
+  -- no Python provider: a Python file's ftplugin would look for pynvim (seconds)
+  return ("cd %q && " .. (env or "") .. " JRPC_NVIM_OUT=%q JRPC_NVIM_SOURCE=%q timeout 30 %q --clean --headless -n "
+    .. "--cmd 'let g:loaded_python3_provider = 0' --cmd %q -c %q %s 2>%q </dev/null >%q"):format(root, run.out,
+    root .. "/spec/nvim/hello.c", NVIM, "set rtp+=" .. rtp, "luafile " .. script, file or "", run.err, run.stdout)
+end
+
+-- The key/value lines, stderr and stdout of a finished `run`; removes its files.
+local function collect(run)
   local kv = {}
-  for line in slurp(out):gmatch("[^\n]+") do
+  for line in slurp(run.out):gmatch("[^\n]+") do
     local k, v = line:match("^([^\t]+)\t(.*)$")
     if k then kv[k] = v:gsub("\\n", "\n") end
   end
-  local stderr, written = slurp(err), slurp(stdout)
-  os.remove(out); os.remove(err); os.remove(stdout)
+  local stderr, written = slurp(run.err), slurp(run.stdout)
+  os.remove(run.out); os.remove(run.err); os.remove(run.stdout)
+  return kv, stderr, written
+end
+
+-- nvim with `rtp` added, running `script` after loading `file`; returns the
+-- exit status, the key/value lines it wrote, its stderr and its stdout.
+local function nvim(rtp, script, file, env)
+  local run = {}
+  local ok, _, status = os.execute(nvim_command(run, rtp, script, file, env))
+  local kv, stderr, written = collect(run)
   return ok and 0 or status, kv, stderr, written
+end
+
+-- Several such nvims at once (each a list {rtp, script, file, env}), so
+-- that two language servers start side by side (-n: no swap file, so two
+-- editors may load one file); a list of
+-- {status, kv, stderr, stdout} in the same order.
+local function nvims(list)
+  local runs, sh = {}, {}
+  for i, args in ipairs(list) do
+    local run = { status = os.tmpname() }
+    runs[i] = run
+    sh[#sh + 1] = ("(%s; echo $? >%q) &"):format(nvim_command(run, args[1], args[2], args[3], args[4]), run.status)
+  end
+  sh[#sh + 1] = "wait"
+  os.execute(table.concat(sh, "\n"))
+  local results = {}
+  for i, run in ipairs(runs) do
+    local status = tonumber((slurp(run.status):match("%d+")))
+    os.remove(run.status)
+    local kv, stderr, written = collect(run)
+    results[i] = { status = status, kv = kv, stderr = stderr, stdout = written }
+  end
+  return results
 end
 
 -- nvim running spec/nvim/mcp_serve.lua (jrpc.nvim.serve_mcp through the
@@ -356,19 +393,23 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal("jrpc.nvim.lsp_cmd: unknown option 'cwdd' (did you mean 'cwd'?)", mine.bad_option)
   end)
 
-  -- the same requests through both transports, for servers run as they come
-  local function compare(server, file, pos)
-    local env = ("JRPC_LSP_POS=%s JRPC_LSP_SERVER=%q JRPC_LSP_MODE="):format(pos or "1,4", vim_json_list(server))
+  -- the same requests through both transports (two editors at once), for
+  -- servers run as they come
+  local function compare(server, file, pos, init_json)
+    local env = ("JRPC_LSP_POS=%s JRPC_LSP_SERVER=%q "):format(pos or "1,4", vim_json_list(server))
+      .. (init_json and ("JRPC_LSP_INIT=%q "):format(init_json) or "") .. "JRPC_LSP_MODE="
     local results = {}
-    for _, mode in ipairs{ "jrpc", "native" } do
-      local status, kv, stderr, stdout = nvim(root, "spec/nvim/lsp_compare.lua", file, env .. mode)
-      assert.are.equal("", stderr)
-      assert.are.equal("", stdout)
-      assert.is_nil(kv.error)
-      assert.are.equal(0, status)
-      assert.are.equal("0 0", kv.exit)
-      assert.are.equal("", kv.notified)
-      results[mode] = kv
+    local modes = { "jrpc", "native" }
+    local runs = {}
+    for i, mode in ipairs(modes) do runs[i] = { root, "spec/nvim/lsp_compare.lua", file, env .. mode } end
+    for i, r in ipairs(nvims(runs)) do
+      assert.are.equal("", r.stderr)
+      assert.are.equal("", r.stdout)
+      assert.is_nil(r.kv.error)
+      assert.are.equal(0, r.status)
+      assert.are.equal("0 0", r.kv.exit)
+      assert.are.equal("", r.kv.notified)
+      results[modes[i]] = r.kv
     end
     assert.are.same(results.native, results.jrpc)
     return results.jrpc
@@ -404,5 +445,39 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal('[{"range":{"end":{"character":5,"line":3},"start":{"character":0,"line":3}}},'
       .. '{"range":{"end":{"character":5,"line":7},"start":{"character":0,"line":7}}}]',
       kv["textDocument/documentHighlight"])
+  end)
+
+  local TS_SERVER = root .. "/node/node_modules/.bin/typescript-language-server"
+  local ts_it = io.open(TS_SERVER) and lsp_cmd_it or function(name)
+    pending(name .. ": skipped, no " .. TS_SERVER .. " (make node-deps)")
+  end
+  ts_it("lsp_cmd and cmd = {...} give the same results: typescript-language-server with typescript 5 (npm)", function()
+    -- spec/nvim/ts/tsconfig.json: the file alone, no lib; and one tsserver, not two (it starts sooner)
+    local kv = compare({ TS_SERVER, "--stdio" }, "spec/nvim/ts/sample.ts", "5,31",
+      '{"tsserver":{"useSyntaxServer":"never"},"disableAutomaticTypingAcquisition":true}')
+    assert.are.equal('{"contents":{"kind":"markdown","value":"\n```typescript\nfunction addNumbers(a: number, '
+      .. 'b: number): number\n```\nAdds two numbers and returns their sum."},'
+      .. '"range":{"end":{"character":39,"line":5},"start":{"character":29,"line":5}}}', kv["textDocument/hover"])
+    assert.are.equal('[{"endLine":0,"kind":"comment","startLine":0},{"endLine":2,"startLine":1}]',
+      kv["textDocument/foldingRange"])
+    assert.are.equal('[{"newText":"    ","range":{"end":{"character":2,"line":2},"start":{"character":0,"line":2}}}]',
+      kv["textDocument/formatting"])                   -- tabSize = 4
+    assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"addNumbers"', 1, true))
+  end)
+
+  local PY_SERVER = root .. "/node/node_modules/.bin/pyright-langserver"
+  local py_it = io.open(PY_SERVER) and lsp_cmd_it or function(name)
+    pending(name .. ": skipped, no " .. PY_SERVER .. " (make node-deps)")
+  end
+  py_it("lsp_cmd and cmd = {...} give the same results: pyright (npm)", function()
+    local kv = compare({ PY_SERVER, "--stdio" }, "spec/nvim/py/sample.py", "5,9")
+    assert.are.equal('{"contents":{"kind":"markdown","value":"```python\n(function) def add_numbers(\n    a: int,\n'
+      .. '    b: int\n) -> int\n```\n---\nAdds two integers and returns their sum."},'
+      .. '"range":{"end":{"character":19,"line":5},"start":{"character":8,"line":5}}}', kv["textDocument/hover"])
+    assert.are.equal('[{"kind":2,"range":{"end":{"character":15,"line":0},"start":{"character":4,"line":0}}},'
+      .. '{"kind":2,"range":{"end":{"character":19,"line":5},"start":{"character":8,"line":5}}}]',
+      kv["textDocument/documentHighlight"])
+    assert.are.equal("error -32601 Unhandled method textDocument/formatting", kv["textDocument/formatting"])
+    assert.truthy(kv["textDocument/documentSymbol"]:find('"name":"add_numbers"', 1, true))
   end)
 end)

@@ -2,7 +2,8 @@
 -- (see spec/nvim/headless_test.lua): vim.lsp.start with the server of
 -- $JRPC_LSP_SERVER (a JSON list: program and arguments), through
 -- `jrpc.nvim.lsp_cmd` when $JRPC_LSP_MODE is "jrpc", else Neovim's own
--- `cmd`. Waits until the server lists the file's symbols, then asks what
+-- `cmd`, with the initializationOptions of $JRPC_LSP_INIT (JSON) if set.
+-- Waits until the server lists the file's symbols, then asks what
 -- most servers answer without settings and writes each
 -- result as "key<TAB>JSON" (keys sorted) to $JRPC_NVIM_OUT, then stops it.
 local out = assert(os.getenv("JRPC_NVIM_OUT"), "JRPC_NVIM_OUT not set")
@@ -21,12 +22,15 @@ local doc = { uri = vim.uri_from_bufnr(bufnr) }
 -- the position hover and documentHighlight ask about: $JRPC_LSP_POS, "line,character"
 local line, character = (os.getenv("JRPC_LSP_POS") or "1,4"):match("^(%d+),(%d+)$")
 local at = { line = tonumber(line), character = tonumber(character) }
+-- the server's initializationOptions: $JRPC_LSP_INIT, a JSON object (none: nil)
+local init_options = os.getenv("JRPC_LSP_INIT") and vim.json.decode(os.getenv("JRPC_LSP_INIT")) or nil
 
 local ok, err = pcall(function()
   local exited
   local id = assert(vim.lsp.start({ name = "compare-" .. mode,
     cmd = mode == "jrpc" and require("jrpc.nvim").lsp_cmd(argv) or argv,
     root_dir = vim.fs.dirname(vim.api.nvim_buf_get_name(bufnr)),
+    init_options = init_options,
     on_exit = function(code, signal) exited = code .. " " .. signal end }))
   local client = vim.lsp.get_client_by_id(id)
   assert(wait(15000, function() return client.initialized end), "not initialized")
