@@ -11,3 +11,4 @@ files["spec"] = {std = "+busted", max_line_length = false}
 -- vim.bo[buf].x = v sets a buffer option (the 0.7 to 0.11 way alike).
 files["examples/nvim"] = {read_globals = {"vim"}, globals = {"vim.bo"}}
 files["spec/nvim"] = {read_globals = {"vim"}}
+files["bench/nvim_lsp_run.lua"] = {read_globals = {"vim"}}

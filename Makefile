@@ -133,7 +133,7 @@ endif
 
 .PHONY: all help deps deps-llhttp deps-no-nginx-service node-deps conformance-deps \
   lint nvim test test-rock rock check-rockspec test-love test-nvim test-conformance test-deploy \
-  test-asan test-valgrind test-allocfail soak bench bench-stdio bench-tools example embed \
+  test-asan test-valgrind test-allocfail soak bench bench-stdio bench-nvim bench-tools example embed \
   fuzz fuzz-build fuzz-short clean FORCE
 
 # {====================================================================
@@ -218,7 +218,7 @@ soak: all bench-tools ## SOAK_REQUESTS (1000000) through a pipe per interpreter;
 	@SOAK_LUAS="$(SOAK_LUAS)" SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_INFLIGHT=$(SOAK_INFLIGHT) \
 	  SOAK_TOLERANCE_KIB=$(SOAK_TOLERANCE_KIB) bash scripts/soak.sh
 
-bench: all bench-tools node-deps ## every benchmark: in process, instructions, pipe, bench-stdio, MCP over HTTP
+bench: all bench-tools node-deps $(NVIM_DEBIAN13)/bin/nvim ## every benchmark: in process, instructions, pipe, bench-stdio, MCP over HTTP, lsp_cmd in Neovim
 	lua5.4 bench/run.lua
 	luajit bench/run.lua
 	bash bench/instructions.sh lua5.4
@@ -227,6 +227,10 @@ bench: all bench-tools node-deps ## every benchmark: in process, instructions, p
 	$(MAKE) --no-print-directory bench-stdio
 	bash bench/deploy_load.sh
 	mkdir -p $(BENCH_OUT) && lua5.4 bench/http_edges.lua | tee $(BENCH_OUT)/http_edges.md
+	$(MAKE) --no-print-directory bench-nvim
+
+bench-nvim: all $(NVIM_DEBIAN13)/bin/nvim ## jrpc.nvim.lsp_cmd against vim.lsp.rpc in headless Neovim 0.10: build/bench/out/nvim_lsp.md
+	lua5.4 bench/nvim_lsp.lua
 
 bench-stdio: all bench-tools node-deps ## three clients at 16/64/256 in flight, latency, GC, memory, plot: build/bench/out
 	@bash scripts/bench_stdio.sh
