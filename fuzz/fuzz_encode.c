@@ -4,8 +4,11 @@
 **
 ** Input: [0] mode (mod 5): 0 core.encode, 1 result, 2 error, 3 request,
 ** 4 notification; [1] max_depth (0: default); [2] bit 0: lsp framing,
-** bit 1: ask for unframed output too; then what the mode reads (ids,
-** codes, methods), and Lua values built from the bytes by build().
+** bit 1: ask for unframed output too, bit 2 (core.encode): Neovim's
+** convention, the option empty_dict (built tables may carry its
+** metatable, an empty unmarked table is an array, and the text is
+** decoded with it); then what the mode reads (ids, codes, methods), and
+** Lua values built from the bytes by build().
 **
 ** The model (predict) says whether a value can be encoded and which
 ** reasons may be given when it cannot (CORE_API.md's encoding rules):
@@ -82,6 +85,9 @@ static const size_t special_lens[] = {
 
 static char lud_target;  /* a light userdata that is not NULL */
 
+/* this input encodes and decodes with empty_dict (host_empty_dict) */
+static int edict;
+
 typedef struct Build {
   Input *in;
   int nodes;
@@ -137,6 +143,12 @@ static void mark (lua_State *L, unsigned m) {
   switch (m % 4) {
     case 1: lua_getfield(L, HOST_CORE, "array_mt"); lua_setmetatable(L, -2); break;
     case 2: lua_getfield(L, HOST_CORE, "object_mt"); lua_setmetatable(L, -2); break;
+    case 3:
+      if (edict) {
+        host_empty_dict(L);
+        lua_setmetatable(L, -2);
+      }
+      break;
     default: break;
   }
 }
@@ -309,7 +321,7 @@ static int table_shape (lua_State *L, int t, Pred *P) {
   }
   else ints = -1;
   switch (tag) {
-    case 'O':
+    case 'O': case 'E':  /* the empty-dict mark makes an object too */
       if (strings) return 'O';
       P->reasons |= R_MIXED;
       return 0;
@@ -319,6 +331,7 @@ static int table_shape (lua_State *L, int t, Pred *P) {
       return 0;
     default:
       if (count > 0 && ints == count) return 'A';
+      if (count == 0 && edict) return 'A';  /* Neovim's convention: [] */
       if (strings) return 'O';
       P->reasons |= R_MIXED | R_SPARSE;  /* the border decides which */
       return 0;
@@ -394,7 +407,8 @@ static void check_reason (const char *msg, const Pred *P) {
 
 /*
 ** Push what decoding the encoded value at 'idx' gives ('nested': inside
-** a container). Integers come back exact at any level (one rule).
+** a container). Integers come back exact at any level (one rule). With
+** empty_dict an empty object comes back with its metatable.
 */
 static void expect (lua_State *L, int idx, int nested) {
   (void)nested;  /* kept for the callers; no longer changes numbers */
@@ -430,6 +444,12 @@ static void expect (lua_State *L, int idx, int nested) {
           expect(L, -2, 1);
           lua_rawset(L, -5);
           lua_pop(L, 1);
+        }
+        lua_pushnil(L);
+        if (lua_next(L, -2)) lua_pop(L, 2);
+        else if (edict) {
+          host_empty_dict(L);
+          lua_setmetatable(L, -2);
         }
       }
       break;
@@ -470,8 +490,9 @@ static void fuzz_encode (lua_State *L, Input *in, int max_depth) {
   v = lua_gettop(L);
   ok = encodable(L, v, max_depth > 0 ? max_depth : DEFAULT_MAX_DEPTH, &P);
   lua_pushvalue(L, v);
-  if (max_depth > 0) lua_pushinteger(L, max_depth);
-  n = host_core(L, "encode", max_depth > 0 ? 2 : 1);
+  if (max_depth > 0 || edict) lua_pushinteger(L, max_depth > 0 ? max_depth : DEFAULT_MAX_DEPTH);
+  if (edict) host_empty_dict(L);
+  n = host_core(L, "encode", edict ? 3 : max_depth > 0 ? 2 : 1);
   CHECK(n >= 1, "core.encode raised: %s", lua_tostring(L, -1));
   if (lua_isnil(L, v + 1)) {
     CHECK(!ok, "core.encode refused an encodable value: %s", lua_tostring(L, v + 2));
@@ -490,7 +511,11 @@ static void fuzz_encode (lua_State *L, Input *in, int max_depth) {
   lua_settop(L, v + 1);
   lua_pushvalue(L, v + 1);
   lua_pushinteger(L, 1000);
-  n = host_core(L, "decode", 2);
+  if (edict) {
+    lua_getfield(L, HOST_CORE, "null");
+    host_empty_dict(L);
+  }
+  n = host_core(L, "decode", edict ? 4 : 2);
   CHECK(n >= 1, "core.decode raised: %s", lua_tostring(L, -1));
   if (P.nul) {
     CHECK(lua_isnil(L, v + 2) && strcmp(lua_tostring(L, v + 3), NUL_MSG) == 0,
@@ -824,6 +849,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   mode = in_u8(&in) % 5;
   max_depth = (int)in_u8(&in);
   flags = in_u8(&in);
+  edict = mode == 0 && (flags & 4) != 0;
   L = host_open(0);
   if (mode == 0) fuzz_encode(L, &in, max_depth);
   else if (max_depth == 1) max_depth = 2;  /* a codec takes 2 to 1000 */

@@ -4,7 +4,8 @@
 ** limits, checked against core.decode of the same bytes.
 **
 ** Input: 5 bytes of settings, then the message body.
-**   [0] profile (mod 3)           [1] max_depth: 0 default, else itself
+**   [0] profile (mod 3); bit 0 of the rest (byte / 3): Neovim's convention,
+**       the codec option empty_dict     [1] max_depth: 0 default, else itself
 **   [2] max_batch: 0 default, else itself
 **   [3] max_message_bytes: 0 default, else 16 * itself
 **   [4] allocation failures: 0 none, else the state's allocations fail
@@ -14,6 +15,12 @@
 ** event must agree with what core.decode says of the same bytes: a parse
 ** error (same detail) when decode fails, and else the classification
 ** CORE_API.md describes for the decoded value.
+**
+** With empty_dict, core.decode gets it too, and the decoded body goes
+** round the encoder (check_round_trip): the value must differ from the
+** one decoded without the option only in the marks of empty objects, both
+** must encode to the same text (or fail alike), and that text, decoded
+** with the option, must give the value again.
 */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +31,7 @@
 
 typedef struct Msg {
   int profile, max_depth, max_batch;
+  int empty_dict;  /* the codec and core.decode mark empty objects */
   long max_bytes;
   const char *body;
   size_t len;
@@ -109,6 +117,13 @@ static int id_allowed (lua_State *L, int id, int profile) {
 }
 
 
+/* a decoded table's tag (mt_tag) that an object has: none, or the
+** empty-dict mark on an empty one */
+static int object_tag (int tag) {
+  return tag == '-' || tag == 'E';
+}
+
+
 /* is the value at 'i' a string equal to 's'? */
 static int is_string (lua_State *L, int i, const char *s) {
   return lua_type(L, i) == LUA_TSTRING && strcmp(lua_tostring(L, i), s) == 0;
@@ -135,7 +150,7 @@ static void oracle_call (lua_State *L, const Msg *m, int v, int ev,
   int idok = lua_isnil(L, id) ? 1 : id_allowed(L, id, m->profile);
   int ok = lua_type(L, method) == LUA_TSTRING && is_string(L, ver, "2.0") &&
            lua_isnil(L, result) && lua_isnil(L, error) &&
-           (lua_isnil(L, params) || ptag == '-' || (ptag == 'A' && m->profile != P_MCP));
+           (lua_isnil(L, params) || object_tag(ptag) || (ptag == 'A' && m->profile != P_MCP));
   (void)v;
   if (ok && idok != 1) ok = idok;  /* 0 or -1 */
   if (strcmp(kind, "request") == 0 || strcmp(kind, "notification") == 0) {
@@ -158,7 +173,7 @@ static void oracle_call (lua_State *L, const Msg *m, int v, int ev,
 /* is the table at 'e' an error member: {code = integer, message = string} */
 static int error_ok (lua_State *L, int e) {
   int ok = 0;
-  if (lua_istable(L, e) && mt_tag(L, e) == '-') {
+  if (lua_istable(L, e) && object_tag(mt_tag(L, e))) {
     double c;
     lua_getfield(L, e, "code");
     lua_getfield(L, e, "message");
@@ -241,6 +256,110 @@ static void oracle_one (lua_State *L, const Msg *m, int v, int ev) {
 }
 
 
+/*
+** The value at 'a' (decoded without empty_dict) and at 'b' (with it) are
+** the same but for marks: where 'a' has an object (no metatable), 'b' has
+** one too, marked 'E' exactly when it is empty; arrays are 'A' in both.
+*/
+static void same_but_marks (lua_State *L, int a, int b, int depth) {
+  int ta = lua_type(L, a), tag;
+  long na = 0, nb = 0;
+  a = lua_absindex(L, a);
+  b = lua_absindex(L, b);
+  CHECK(ta == lua_type(L, b), "empty_dict: a %s decoded as a %s", lua_typename(L, ta),
+        luaL_typename(L, b));
+  if (ta != LUA_TTABLE) {
+    CHECK(lua_rawequal(L, a, b) && (ta != LUA_TNUMBER || lua_isinteger(L, a) == lua_isinteger(L, b)),
+          "empty_dict: a %s decoded differently", lua_typename(L, ta));
+    return;
+  }
+  CHECK(depth < 1100, "empty_dict: value nested too deep (a cycle?)");
+  luaL_checkstack(L, 6, "same_but_marks");
+  tag = mt_tag(L, a);
+  lua_pushnil(L);
+  if (lua_next(L, a)) lua_pop(L, 2);  /* empty or not */
+  else na = -1;
+  if (tag == 'A')
+    CHECK(mt_tag(L, b) == 'A', "empty_dict: an array is marked '%c'", mt_tag(L, b));
+  else {
+    CHECK(tag == '-', "decode gave an object marked '%c'", tag);
+    CHECK(mt_tag(L, b) == (na < 0 ? 'E' : '-'), "empty_dict: an %s object is marked '%c'",
+          na < 0 ? "empty" : "non-empty", mt_tag(L, b));
+  }
+  na = 0;
+  lua_pushnil(L);
+  while (lua_next(L, a)) {
+    lua_pushvalue(L, -2);
+    lua_rawget(L, b);
+    same_but_marks(L, -2, -1, depth + 1);
+    lua_pop(L, 2);
+    na++;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, b)) { lua_pop(L, 1); nb++; }
+  CHECK(na == nb, "empty_dict: %ld members decoded as %ld", na, nb);
+}
+
+
+/* core.encode(value at 'v', max_depth[, empty_dict]): pushes json, err */
+static void encode_with (lua_State *L, const Msg *m, int v, int empty_dict) {
+  int n;
+  lua_pushvalue(L, v);
+  lua_pushinteger(L, m->max_depth > 0 ? m->max_depth : DEFAULT_MAX_DEPTH);
+  if (empty_dict) host_empty_dict(L);
+  n = host_core(L, "encode", empty_dict ? 3 : 2);
+  CHECK(n >= 1, "core.encode raised: %s", lua_tostring(L, -1));
+  if (n == 1) lua_pushnil(L);
+  CHECK(n <= 2, "core.encode gave %d values", n);
+}
+
+
+/*
+** The body 't' (of 'len' bytes) decoded with empty_dict is at 'v': the
+** round trip decode -> encode -> decode under Neovim's convention.
+*/
+static void check_round_trip (lua_State *L, const Msg *m, const char *t, size_t len,
+                              int v) {
+  int top = lua_gettop(L), v0, s1, s0, n;
+  v = lua_absindex(L, v);
+  lua_pushlstring(L, t, len);
+  lua_pushinteger(L, m->max_depth > 0 ? m->max_depth : DEFAULT_MAX_DEPTH);
+  n = host_core(L, "decode", 2);
+  CHECK(n >= 1 && !lua_isnil(L, top + 1), "decodes with empty_dict only: %s",
+        n >= 2 ? lua_tostring(L, top + 2) : "?");
+  lua_settop(L, top + 1);
+  v0 = top + 1;
+  same_but_marks(L, v0, v, 0);
+  encode_with(L, m, v, 1);    /* Neovim's convention */
+  s1 = lua_gettop(L) - 1;
+  encode_with(L, m, v0, 0);   /* jrpc's */
+  s0 = lua_gettop(L) - 1;
+  if (lua_isnil(L, s0)) {
+    /* only an infinity (a number too large for a double) cannot go back */
+    CHECK(strcmp(lua_tostring(L, s0 + 1), "cannot encode NaN or Infinity") == 0,
+          "a decoded value cannot be encoded: %s", lua_tostring(L, s0 + 1));
+    CHECK(lua_isnil(L, s1) && strcmp(lua_tostring(L, s1 + 1), lua_tostring(L, s0 + 1)) == 0,
+          "empty_dict: encode gave %s, without it %s",
+          lua_isnil(L, s1) ? lua_tostring(L, s1 + 1) : "text", lua_tostring(L, s0 + 1));
+    lua_settop(L, top);
+    return;
+  }
+  CHECK(!lua_isnil(L, s1), "empty_dict: encode failed (%s), without it not",
+        lua_tostring(L, s1 + 1));
+  CHECK(lua_rawequal(L, s0, s1), "empty_dict: encode gave\n%s\nwithout it\n%s",
+        lua_tostring(L, s1), lua_tostring(L, s0));
+  lua_pushvalue(L, s1);
+  lua_pushinteger(L, m->max_depth > 0 ? m->max_depth : DEFAULT_MAX_DEPTH);
+  lua_getfield(L, HOST_CORE, "null");
+  host_empty_dict(L);
+  n = host_core(L, "decode", 4);
+  CHECK(n >= 1 && !lua_isnil(L, -n), "empty_dict: its own text does not decode: %s",
+        n >= 2 ? lua_tostring(L, -1) : "?");
+  CHECK(same_dump(L, lua_gettop(L) - n + 1, v), "empty_dict: the round trip changed the value");
+  lua_settop(L, top);
+}
+
+
 static void oracle (lua_State *L, const Msg *m, int ev) {
   const char *t = m->body, *e = m->body + m->len;
   long limit = m->max_bytes > 0 ? m->max_bytes : DEFAULT_MAX_BYTES;
@@ -253,9 +372,15 @@ static void oracle (lua_State *L, const Msg *m, int ev) {
   while (t < e && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')) t++;
   lua_pushlstring(L, t, (size_t)(e - t));
   lua_pushinteger(L, m->max_depth > 0 ? m->max_depth : DEFAULT_MAX_DEPTH);
-  n = host_core(L, "decode", 2);
+  if (m->empty_dict) {
+    lua_getfield(L, HOST_CORE, "null");
+    host_empty_dict(L);
+  }
+  n = host_core(L, "decode", m->empty_dict ? 4 : 2);
   CHECK(n >= 1, "core.decode raised: %s", lua_tostring(L, -1));
   v = lua_gettop(L) - n + 1;
+  if (m->empty_dict && !lua_isnil(L, v))
+    check_round_trip(L, m, t, (size_t)(e - t), v);
   if (lua_isnil(L, v)) {
     const char *msg = lua_tostring(L, v + 1);
     if (strcmp(msg, "strings holding \\u0000 are not supported") == 0) {
@@ -366,7 +491,8 @@ static int run (lua_State *L) {
   int codec, n, base;
   lua_settop(L, 0);
   lua_pushvalue(L, lua_upvalueindex(1));  /* the module at HOST_CORE */
-  codec = host_codec(L, 1, m->profile, m->max_bytes, m->max_depth, m->max_batch);
+  codec = host_codec_dict(L, 1, m->profile, m->max_bytes, m->max_depth, m->max_batch,
+                          m->empty_dict);
   lua_pushvalue(L, codec);
   lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.codec");  /* for after an error */
   feed_message(L, codec, m);
@@ -401,11 +527,13 @@ static int after_error (lua_State *L) {
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   Input in;
   Msg m;
-  unsigned fail;
+  unsigned settings, fail;
   int st;
   lua_State *L;
   in.p = data; in.n = size;
-  m.profile = (int)(in_u8(&in) % PROFILES);
+  settings = in_u8(&in);
+  m.profile = (int)(settings % PROFILES);
+  m.empty_dict = (int)((settings / PROFILES) & 1);
   m.max_depth = (int)in_u8(&in);
   if (m.max_depth == 1) m.max_depth = 2;  /* a codec takes 2 to 1000 */
   m.max_batch = (int)in_u8(&in);

@@ -230,7 +230,13 @@ int host_core (lua_State *L, const char *name, int nargs) {
 
 int host_codec (lua_State *L, int lsp, int profile, long max_bytes,
                 int max_depth, int max_batch) {
-  lua_createtable(L, 0, 5);
+  return host_codec_dict(L, lsp, profile, max_bytes, max_depth, max_batch, 0);
+}
+
+
+int host_codec_dict (lua_State *L, int lsp, int profile, long max_bytes,
+                     int max_depth, int max_batch, int empty_dict) {
+  lua_createtable(L, 0, 6);
   lua_pushstring(L, lsp ? "lsp" : "ndjson");
   lua_setfield(L, -2, "framing");
   lua_pushstring(L, host_profiles[profile]);
@@ -246,6 +252,10 @@ int host_codec (lua_State *L, int lsp, int profile, long max_bytes,
   if (max_batch > 0) {
     lua_pushinteger(L, max_batch);
     lua_setfield(L, -2, "max_batch");
+  }
+  if (empty_dict) {
+    host_empty_dict(L);
+    lua_setfield(L, -2, "empty_dict");
   }
   if (host_core(L, "codec", 1) != 1)
     host_fail("core.codec raised: %s", lua_tostring(L, -1));
@@ -297,10 +307,24 @@ int mt_tag (lua_State *L, int idx) {
   if (lua_getmetatable(L, idx)) {
     lua_getfield(L, HOST_CORE, "array_mt");
     lua_getfield(L, HOST_CORE, "object_mt");
-    tag = lua_rawequal(L, -3, -2) ? 'A' : lua_rawequal(L, -3, -1) ? 'O' : '?';
-    lua_pop(L, 3);
+    lua_getfield(L, LUA_REGISTRYINDEX, HOST_EMPTY_DICT);
+    tag = lua_rawequal(L, -4, -3) ? 'A' : lua_rawequal(L, -4, -2) ? 'O' :
+          lua_rawequal(L, -4, -1) ? 'E' : '?';
+    lua_pop(L, 4);
   }
   return tag;
+}
+
+
+int host_empty_dict (lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, HOST_EMPTY_DICT);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, HOST_EMPTY_DICT);
+  }
+  return lua_gettop(L);
 }
 
 
@@ -481,8 +505,12 @@ static void check_method_params (lua_State *L, int base, int profile,
     CHECK(lua_istable(L, base + 2), "%s: params is a %s", what,
           luaL_typename(L, base + 2));
     tag = mt_tag(L, base + 2);
-    CHECK(tag == 'A' || tag == '-', "%s: params has an unexpected metatable", what);
-    CHECK(profile != P_MCP || tag == '-', "%s: mcp params is an array", what);
+    if (tag == 'E') {  /* Neovim's convention marks only empty objects */
+      lua_pushnil(L);
+      CHECK(!lua_next(L, base + 2), "%s: non-empty params marked as an empty object", what);
+    }
+    CHECK(tag == 'A' || tag == '-' || tag == 'E', "%s: params has an unexpected metatable", what);
+    CHECK(profile != P_MCP || tag != 'A', "%s: mcp params is an array", what);
   }
 }
 

@@ -102,6 +102,14 @@ int host_core (lua_State *L, const char *name, int nargs);
 ** (0: the default); pushes the codec and returns its index */
 int host_codec (lua_State *L, int lsp, int profile, long max_bytes,
                 int max_depth, int max_batch);
+/* the same, with empty_dict = the state's empty-dict metatable when
+** 'empty_dict' (Neovim's convention: see host_empty_dict) */
+int host_codec_dict (lua_State *L, int lsp, int profile, long max_bytes,
+                     int max_depth, int max_batch, int empty_dict);
+/* push the metatable that stands for Neovim's vim.empty_dict() in this
+** state (made on first use, kept in the registry); returns its index */
+#define HOST_EMPTY_DICT "fuzz.empty_dict"
+int host_empty_dict (lua_State *L);
 /* bytes buffered in the codec, from its __tostring */
 long host_buffered (lua_State *L, int codec);
 /* the number that follows the first 'after' in the __tostring of the value
@@ -123,7 +131,8 @@ void host_push_http_limits (lua_State *L, const HttpLimits *lim, int small);
 ** marker metatable, numbers with their subtype and exact bits */
 void dump_value (lua_State *L, int idx, Str *out);
 int is_null (lua_State *L, int idx);
-/* metatable tag: 'A' array_mt, 'O' object_mt, '-' none, '?' other */
+/* metatable tag: 'A' array_mt, 'O' object_mt, 'E' the empty-dict
+** metatable (host_empty_dict), '-' none, '?' other */
 int mt_tag (lua_State *L, int idx);
 /* push the number decode gives for the double 'd' (tolua.c push_number) */
 void push_decoded_number (lua_State *L, double d);
