@@ -4,11 +4,11 @@
 **
 ** Input: [0] mode (mod 5): 0 core.encode, 1 result, 2 error, 3 request,
 ** 4 notification; [1] max_depth (0: default); [2] bit 0: lsp framing,
-** bit 1: ask for unframed output too, bit 2 (core.encode): Neovim's
-** convention, the option empty_dict (built tables may carry its
-** metatable, an empty unmarked table is an array, and the text is
-** decoded with it); then what the mode reads (ids, codes, methods), and
-** Lua values built from the bytes by build().
+** bit 1: ask for unframed output too, bit 2: Neovim's convention, the
+** option empty_dict (core.encode and both codecs get it; built tables
+** may carry its metatable, an empty unmarked table is an array, and the
+** text is read back with it); then what the mode reads (ids, codes,
+** methods), and Lua values built from the bytes by build().
 **
 ** The model (predict) says whether a value can be encoded and which
 ** reasons may be given when it cannot (CORE_API.md's encoding rules):
@@ -590,11 +590,11 @@ static int push_rawid (lua_State *L, Input *in) {
 
 /*
 ** Read back what a writer wrote (at 'out'), with a codec like the writer's
-** ('lsp' framing, jsonrpc profile, 'max_depth'): exactly one event, pushed
+** ('lsp' framing, jsonrpc profile, 'max_depth', empty_dict): exactly one event, pushed
 ** as its values; returns how many.
 */
 static int read_back (lua_State *L, int out, int lsp, int max_depth) {
-  int codec = host_codec(L, lsp, P_JSONRPC, 0, max_depth, 0), base, n;
+  int codec = host_codec_dict(L, lsp, P_JSONRPC, 0, max_depth, 0, edict), base, n;
   lua_pushvalue(L, out);
   CHECK(host_method(L, codec, "feed", 1) >= 0, "feed raised");
   CHECK(host_method(L, codec, "finish", 0) >= 0, "finish raised");
@@ -673,7 +673,7 @@ static void fuzz_writer (lua_State *L, Input *in, int mode, int max_depth,
   memset(&B, 0, sizeof(B));
   B.in = in;
   memset(&P, 0, sizeof(P));
-  codec = host_codec(L, lsp, P_JSONRPC, 0, max_depth, 0);
+  codec = host_codec_dict(L, lsp, P_JSONRPC, 0, max_depth, 0, edict);
   if (mode != 4) {  /* an id */
     if (!push_rawid(L, in)) return;
     evid = lua_gettop(L);
@@ -849,7 +849,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   mode = in_u8(&in) % 5;
   max_depth = (int)in_u8(&in);
   flags = in_u8(&in);
-  edict = mode == 0 && (flags & 4) != 0;
+  edict = (flags & 4) != 0;
   L = host_open(0);
   if (mode == 0) fuzz_encode(L, &in, max_depth);
   else if (max_depth == 1) max_depth = 2;  /* a codec takes 2 to 1000 */
