@@ -20,10 +20,9 @@ local HOVER = {
 }
 
 local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
-local conn = assert(loop:stdio{ framing = "lsp", profile = "lsp" })
-conn.peer:methods{
+assert(loop:stdio{ framing = "lsp", profile = "lsp", methods = {
   ["textDocument/hover"] = function() return HOVER end,
   shutdown = function() return jrpc.null end,
   exit = function() loop:stop() end,
-}
+} })
 loop:serve_forever()

@@ -18,8 +18,7 @@ local function ask(peer, method, params)
 end
 
 local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
-local conn = assert(loop:stdio{ profile = "lsp" })
-conn.peer:methods{
+assert(loop:stdio{ profile = "lsp", methods = {
   initialize = function() return { capabilities = { hoverProvider = true } } end,
   initialized = function() end,
   ["textDocument/didOpen"] = function() end,
@@ -40,5 +39,5 @@ conn.peer:methods{
   ["asking/slow"] = function() loop:sleep(30) return "late" end,
   shutdown = function() return jrpc.null end,
   exit = function() os.exit(0) end,
-}
+} })
 loop:serve_forever()
