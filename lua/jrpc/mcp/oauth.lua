@@ -212,6 +212,7 @@ end
 function Auth:_redirect_uri()
   local r = self.opts.redirect_uri
   if type(r) == "function" then r = r() end
+  if r == nil then return nil, "the server needs authorization: give auth.redirect_uri and auth.authorize" end
   if type(r) ~= "string" then return nil, "auth.redirect_uri gave no URL" end
   if not parse.allowed(r) then return nil, "auth.redirect_uri must be https or http to a loopback host: " .. r end
   return r
