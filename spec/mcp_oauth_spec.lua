@@ -257,6 +257,35 @@ describe("MCP authorization: jrpc mcp --http runs the flow", function()
   end)
 end)
 
+describe("MCP authorization: the flow's HTTP (jrpc.mcp.oauth_fetch)", function()
+  it("follows redirects as allowed: GET any, POST 307/308 in its origin, never to plain http elsewhere", function()
+    S.run(function()
+      local fetch = require "jrpc.mcp.oauth_fetch"
+      local base
+      local server = S.http_serve(function(req, res)
+        local to = ({ ["/a"] = "/b", ["/b"] = base .. "/c", ["/away"] = "http://example.com/x",
+          ["/post303"] = "/c", ["/loop"] = "/loop" })[req.path]
+        if req.path == "/post307" then return res:send(307, { location = "/c" }, "") end
+        if to then return res:send(req.path == "/post303" and 303 or 302, { location = to }, "") end
+        res:send(200, { ["content-type"] = "application/json" }, req.method .. " " .. req.path .. " " .. (req.body or ""))
+      end)
+      base = "http://127.0.0.1:" .. server.port
+      local res = assert(fetch.get(S.loop, base .. "/a"))
+      assert.same({ 200, "GET /c " }, { res.status, res.body })
+      res = assert(fetch.post(S.loop, base .. "/post307", "application/x-www-form-urlencoded", "x=1"))
+      assert.same({ 200, "POST /c x=1" }, { res.status, res.body })
+      assert.same({ nil, base .. "/post303: HTTP 303 would turn the POST into a GET; not followed" },
+        { fetch.post(S.loop, base .. "/post303", "text/plain", "x") })
+      assert.same({ nil, "not https (plain http only to a loopback host): http://example.com/x" },
+        { fetch.get(S.loop, base .. "/away") })
+      assert.same({ nil, base .. "/loop: more than 5 redirects" }, { fetch.get(S.loop, base .. "/loop") })
+      assert.same({ nil, "not https (plain http only to a loopback host): http://example.com/" },
+        { fetch.get(S.loop, "http://example.com/") })
+      server:close()
+    end, 20)
+  end)
+end)
+
 describe("MCP authorization: the official TypeScript SDK's OAuth client", function()
   after_each(S.cleanup)
 

@@ -84,7 +84,7 @@ local function headers(self, info)
     h = http_headers.for_message(msg, tool and self.mirrored[tool])
   end
   self.session:add_headers(h, http_peer.set_header)
-  self:auth_headers(h)
+  info.sent_auth = self:auth_headers(h)
   return h
 end
 
@@ -152,6 +152,16 @@ local function authorize(self, r, res)
     return false
   end
   local hp = self.hp
+  local now = self.auth:header()
+  if status == 401 and now ~= nil and now ~= r.sent_auth then
+    -- sent before the token it would get now (a flow ended meanwhile): once more with it
+    r.auth_tries = (r.auth_tries or 0) + 1
+    hp:post(r)
+    return true
+  end
+  -- a new token refused at once: no second flow for it (a person may be asked each time)
+  if status == 401 and r.authorized_401 then return false end
+  if status == 401 then r.authorized_401 = true end
   local taken = self.auth:handle(status, res.headers["www-authenticate"], function(aerr)
     if not hp:waiting(r) then return end
     if not aerr then return hp:post(r) end
@@ -255,10 +265,12 @@ end
 
 function Transport:closed() return self.hp:closed() end
 
---- Add the Authorization header of the OAuth flow's token to `h`, if any.
+--- Add the Authorization header of the OAuth flow's token to `h`, if
+--- any; returns its value.
 function Transport:auth_headers(h)
   local v = self.auth and self.auth:header()
   if v then http_peer.set_header(h, "Authorization", v) end
+  return v
 end
 
 --- One HTTP exchange of the transport (see jrpc.http_peer's `exchange`):

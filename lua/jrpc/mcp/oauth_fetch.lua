@@ -37,8 +37,8 @@ end
 ---@return table|nil res
 ---@return string|nil err
 function M.request(loop, url, req)
-  local first = parse.allowed(url)
-  local u, err = first, nil
+  local first, err = parse.allowed(url)
+  local u = first
   for _ = 0, M.MAX_REDIRECTS do
     if not u then return nil, err end
     local res, rerr = http_client.request(loop, { url = url, method = req.method, headers = req.headers,
