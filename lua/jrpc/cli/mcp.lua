@@ -72,8 +72,9 @@ A text that does not end with a newline gets one.
 Authorization (--http): when the server answers 401, the OAuth flow runs
 (MCP authorization: discovery, registration, PKCE): the URL to open is
 printed on stderr, and a listener on 127.0.0.1 takes the browser's
-redirect; --trace also shows the flow's steps ("-- oauth: ..."). Tokens
-are never printed.
+redirect; --timeout covers the time to authorize too (give more when a
+person needs it); --trace also shows the flow's steps ("-- oauth: ...").
+Tokens are never printed.
 
 Exit status: 0 done; 1 an error reply (its error object on stderr), a
 result with isError, no reply within the timeout, or any other failure

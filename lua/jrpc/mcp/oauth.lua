@@ -410,7 +410,10 @@ function Auth:handle(status, www_authenticate, done)
   end
   self.waiting = { done }
   local co = coroutine.create(function()
-    local ok, err = self:_run(status, ch)
+    -- an error raised here (a store that cannot save, a callback) ends the
+    -- flow like any failure: the waiting requests must hear of it
+    local ran, ok, err = pcall(self._run, self, status, ch)
+    if not ran then ok, err = nil, ok end
     local waiting = self.waiting
     self.waiting = nil
     for _, fn in ipairs(waiting) do fn(not ok and ("authorization: " .. tostring(err)) or nil) end
