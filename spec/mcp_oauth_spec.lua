@@ -257,6 +257,71 @@ describe("MCP authorization: jrpc mcp --http runs the flow", function()
   end)
 end)
 
+describe("MCP authorization: the client's flow refuses what it must, with clear errors", function()
+  it("no PKCE S256, a wrong state, a refused token, no registration, no redirect back", function()
+    S.run(function()
+      local mcp_client = require "jrpc.mcp.client"
+      local case, base = {}, nil
+      local server = S.http_serve(function(req, res)
+        local json = { ["content-type"] = "application/json" }
+        if req.path == "/mcp" then
+          return res:send(401, { ["www-authenticate"] = 'Bearer resource_metadata="' .. base .. '/prm"' }, "")
+        elseif req.path == "/prm" then
+          return res:send(200, json, jrpc.encode{ resource = base .. "/mcp", authorization_servers = { base } })
+        elseif req.path == "/.well-known/oauth-authorization-server" then
+          local meta = { issuer = base, authorization_endpoint = base .. "/authorize", token_endpoint = base .. "/token",
+            registration_endpoint = base .. "/register", code_challenge_methods_supported = { "S256" } }
+          for k, v in pairs(case.meta or {}) do meta[k] = v ~= false and v or nil end
+          return res:send(200, json, jrpc.encode(meta))
+        elseif req.path == "/register" then
+          return res:send(201, json, '{"client_id":"c"}')
+        elseif req.path == "/authorize" then
+          local q = require("jrpc.mcp.oauth_parse").query(req.query)
+          return res:send(302, { location = q.redirect_uri .. "?code=k&state=" .. (case.state or q.state) }, "")
+        elseif req.path == "/token" then
+          return res:send(400, json, '{"error":"invalid_grant","error_description":"nope"}')
+        end
+        res:send(404, {}, "")
+      end)
+      base = "http://127.0.0.1:" .. server.port
+      local function attempt(c, authorize)
+        case = c
+        local client = assert(mcp_client.connect(S.loop, { url = base .. "/mcp", era = "modern", auth = {
+          redirect_uri = "http://127.0.0.1:9/cb", authorize = authorize or function(u)
+            return assert(http_client.request(S.loop, { url = u })).headers.location
+          end } }))
+        local _, err = client:list_tools()
+        client:close()
+        return err.code, err.http_status, err.message
+      end
+      assert.same({ "auth", 401, "authorization: " .. base .. "/.well-known/oauth-authorization-server: the "
+        .. "authorization server does not list PKCE S256; refused" },
+        { attempt{ meta = { code_challenge_methods_supported = { "plain" } } } })
+      assert.same({ "auth", 401, "authorization: authorization: state does not match; refused" },
+        { attempt{ state = "forged" } })
+      assert.same({ "auth", 401, "authorization: token endpoint: HTTP 400: invalid_grant (nope)" }, { attempt{} })
+      assert.same({ "auth", 401, "authorization: " .. base .. " offers no registration: give auth.client_id "
+        .. "(a client registered there)" }, { attempt{ meta = { registration_endpoint = false } } })
+      assert.same({ "auth", 401, "authorization: authorization: the browser was closed" },
+        { attempt({}, function() return nil, "the browser was closed" end) })
+      server:close()
+    end, 20)
+  end)
+
+  it("checks the auth option", function()
+    local mcp_client = require "jrpc.mcp.client"
+    assert.has_error(function()
+      mcp_client.connect(S.loop, { url = "http://127.0.0.1:1/mcp", auth = { authorise = print } })
+    end, "jrpc.mcp.client: auth: unknown option 'authorise' (did you mean 'authorize'?)")
+    assert.has_error(function()
+      mcp_client.connect(S.loop, { url = "http://127.0.0.1:1/mcp", auth = { store = {} } })
+    end, "jrpc.mcp.client: auth.store must have load and save (see jrpc.mcp.oauth_store)")
+    assert.has_error(function()
+      mcp_client.connect(S.loop, { url = "http://127.0.0.1:1/mcp", auth = { max_step_ups = -1 } })
+    end, "jrpc.mcp.client: auth.max_step_ups must be a non-negative integer")
+  end)
+end)
+
 describe("MCP authorization: the flow's HTTP (jrpc.mcp.oauth_fetch)", function()
   it("follows redirects as allowed: GET any, POST 307/308 in its origin, never to plain http elsewhere", function()
     S.run(function()
