@@ -15,6 +15,7 @@ local EVERYTHING = LUA .. " examples/mcp/everything_server.lua"
 local NPM_EVERYTHING = "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 local NPM_FILESYSTEM = "node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 local USAGE = 'jrpc mcp (--stdio CMD | --http URL) [--header "K: V"]... [--ca-file PATH] [--insecure]'
+  .. " [--token TOKEN | --no-auth | [--client-id ID] [--redirect-port N] [--token-store PATH]]"
   .. " [--era modern|legacy] [--trace] [--timeout S]"
   .. " (tools | call TOOL [ARGS_JSON] | resources | read URI | prompts | prompt NAME [ARGS_JSON])\n"
 

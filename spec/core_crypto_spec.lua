@@ -1,5 +1,7 @@
 -- jrpc.core crypto for MRTR's requestState: HMAC-SHA-256 (RFC 4231 test
--- vectors), CSPRNG bytes, constant-time equality; all from libcrypto.
+-- vectors), CSPRNG bytes, constant-time equality; for OAuth: SHA-256 (FIPS
+-- 180-2 vectors), base64 and base64url (RFC 4648 vectors), PKCE's S256
+-- (RFC 7636 appendix B); all from libcrypto.
 local core = require "jrpc.core"
 
 local function hex(s)
@@ -89,7 +91,7 @@ end)
 -- them never maps OpenSSL (about 1.7 MiB of RSS).
 describe("jrpc.core_tls, loaded on first use", function()
   local files = dofile("spec/files.lua")
-  local NAMES = { "equal", "hmac_sha256", "random_bytes", "tls_client" }
+  local NAMES = { "base64", "equal", "hmac_sha256", "random_bytes", "sha256", "tls_client" }
 
   local function child(body) return files.run_lua(body, 60) end
 
@@ -180,5 +182,49 @@ print(pcall(function() return core.hmac_sha256("k", "m") end))
 ]])
     assert.are.equal(0, status)
     assert.matches("^%[1%]\nfalse\t.*module 'jrpc.core_tls' not found.*no jrpc.core_tls in this test", out)
+  end)
+end)
+
+describe("core.sha256", function()
+  it("gives the FIPS 180-2 digests", function()
+    assert.are.equal("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", hex(core.sha256("")))
+    assert.are.equal("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", hex(core.sha256("abc")))
+    assert.are.equal("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+      hex(core.sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")))
+    assert.are.equal("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+      hex(core.sha256(("a"):rep(1000000))))
+  end)
+
+  it("raises for a non-string", function()
+    assert.has_error(function() core.sha256({}) end)
+  end)
+end)
+
+describe("core.base64", function()
+  it("gives RFC 4648's vectors, padded", function()
+    local want = { [""] = "", f = "Zg==", fo = "Zm8=", foo = "Zm9v", foob = "Zm9vYg==",
+      fooba = "Zm9vYmE=", foobar = "Zm9vYmFy" }
+    for input, out in pairs(want) do assert.are.equal(out, core.base64(input)) end
+  end)
+
+  it("gives base64url without padding when asked", function()
+    assert.are.equal("Zg", core.base64("f", true))
+    assert.are.equal("-_-_", core.base64("\251\255\191", true))
+    assert.are.equal("+/+/", core.base64("\251\255\191"))
+  end)
+
+  it("encodes across its 768-byte blocks", function()
+    local s = {}
+    for i = 0, 2999 do s[#s + 1] = string.char(i % 256) end
+    s = table.concat(s)
+    local out = core.base64(s)
+    assert.are.equal(4000, #out)
+    assert.are.equal(core.base64(s:sub(1, 768)), out:sub(1, 1024))
+    assert.are.equal(core.base64(s:sub(769)), out:sub(1025))
+  end)
+
+  it("makes PKCE's S256 challenge (RFC 7636 appendix B)", function()
+    assert.are.equal("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      core.base64(core.sha256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), true))
   end)
 end)

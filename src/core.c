@@ -341,7 +341,7 @@ static const luaL_Reg core_funcs[] = {
 ** never uses TLS or the crypto functions never maps OpenSSL.
 */
 static const char *const core_tls_names[] = {
-  "tls_client", "hmac_sha256", "random_bytes", "equal", NULL
+  "tls_client", "hmac_sha256", "random_bytes", "equal", "sha256", "base64", NULL
 };
 
 

@@ -1,7 +1,7 @@
 /*
 ** core_tls.c — the jrpc.core_tls module: the core's functions that need
 ** OpenSSL (core.tls_client on libssl; core.hmac_sha256, core.random_bytes,
-** core.equal on libcrypto), apart so that only a process that uses one
+** core.equal, core.sha256, core.base64 on libcrypto), apart so that only a process that uses one
 ** of them maps OpenSSL's libraries (about 1.7 MiB of RSS, much of it
 ** dirtied by relocations). jrpc.core loads this module the first time one
 ** of those names is read from its table and copies them in (core.c), so
@@ -20,13 +20,15 @@
 #include "udata.c"     /* the userdata recipe */
 #include "work.c"      /* per-call temporaries (here jrpc.TlsWork) */
 #include "tls.c"       /* jrpc.Tls: a TLS client over memory BIOs */
-#include "crypto.c"    /* HMAC, random bytes, constant-time equality */
+#include "crypto.c"    /* HMAC, SHA-256, base64, random bytes, constant-time equality */
 
 
 static const luaL_Reg core_tls_funcs[] = {
   {"hmac_sha256", crypto_hmac_sha256},
   {"random_bytes", crypto_random_bytes},
   {"equal", crypto_equal},
+  {"sha256", crypto_sha256},
+  {"base64", crypto_base64},
   {NULL, NULL}
 };
 

@@ -1,6 +1,7 @@
 /*
 ** crypto.c — what MRTR's requestState needs: HMAC-SHA-256, bytes from the
-** CSPRNG and a constant-time comparison, all from OpenSSL's libcrypto
+** CSPRNG and a constant-time comparison; and what OAuth needs (PKCE's
+** SHA-256, base64 and base64url); all from OpenSSL's libcrypto
 ** (never hand-written). Pure functions; the output is built in a stack
 ** buffer or a luaL_Buffer. Part of jrpc.core_tls (core_tls.c), which
 ** jrpc.core loads on the first use of one of them (core.c).
@@ -66,5 +67,52 @@ static int crypto_equal (lua_State *L) {
   const char *a = luaL_checklstring(L, 1, &an);
   const char *b = luaL_checklstring(L, 2, &bn);
   lua_pushboolean(L, an == bn && CRYPTO_memcmp(a, b, an) == 0);
+  return 1;
+}
+
+
+/* core.sha256(s) -> 32 raw bytes (OpenSSL EVP_Digest with EVP_sha256) */
+static int crypto_sha256 (lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (EVP_Digest(s, len, md, &mdlen, EVP_sha256(), NULL) != 1)
+    return luaL_error(L, "SHA-256 failed in libcrypto");
+  lua_pushlstring(L, (const char *)md, mdlen);
+  return 1;
+}
+
+
+/*
+** core.base64(s [, url]) -> the base64 of s (RFC 4648 section 4, with
+** padding), or with `url` true its base64url form without padding
+** (section 5: what PKCE's code challenge and JWTs use). OpenSSL's
+** EVP_EncodeBlock encodes 3 bytes into 4 characters, so the input goes
+** through in blocks of 3 * 256 bytes, each into a stack buffer.
+*/
+#define CRYPTO_B64_IN   (3 * 256)
+
+static int crypto_base64 (lua_State *L) {
+  size_t len, i;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &len);
+  int url = lua_toboolean(L, 2);
+  luaL_Buffer B;
+  luaL_buffinit(L, &B);
+  for (i = 0; i < len; i += CRYPTO_B64_IN) {
+    unsigned char out[CRYPTO_B64_IN / 3 * 4 + 1];
+    size_t k = len - i < CRYPTO_B64_IN ? len - i : CRYPTO_B64_IN;
+    int n = EVP_EncodeBlock(out, s + i, (int)k);
+    int j;
+    if (url) {  /* the URL-safe alphabet; the padding goes */
+      while (n > 0 && out[n - 1] == '=') n--;
+      for (j = 0; j < n; j++) {
+        if (out[j] == '+') out[j] = '-';
+        else if (out[j] == '/') out[j] = '_';
+      }
+    }
+    luaL_addlstring(&B, (const char *)out, (size_t)n);
+  }
+  luaL_pushresult(&B);
   return 1;
 }

@@ -107,14 +107,41 @@ ACTIONS["json-schema-2020-12-preservation"] = function(client)
   end
 end
 
+-- auth/*: the OAuth flow, headless. The suite's authorization server
+-- redirects back at once, so "opening" the URL is a GET whose Location is
+-- the redirect (nobody needs to listen at the redirect URI).
+local http_client = require "jrpc.uv.http_client"
+
+local function authorize(auth_url)
+  local res, err = http_client.request(loop, { url = auth_url })
+  if not res then return nil, err end
+  if res.status < 300 or res.status >= 400 then return nil, "authorization endpoint: HTTP " .. res.status end
+  return res.headers.location
+end
+
+local auth
+if scenario:match("^auth/") then
+  auth = { authorize = authorize, redirect_uri = "http://127.0.0.1:3000/callback",
+    client_name = "jrpc-conformance-client",
+    -- the URL the suite expects of a client that has a metadata document
+    client_metadata_url = "https://conformance-test.local/client-metadata.json",
+    client_id = context.client_id, client_secret = context.client_secret }
+end
+
+-- The suite's protected server has one tool.
+local function auth_action(client)
+  check("tools/list", client:list_tools())
+  check("test-tool", client:call_tool("test-tool", {}))
+end
+
 loop:run(function()
-  local client = assert(mcp_client.connect(loop, {
+  local client = assert(mcp_client.connect(loop, { auth = auth,
     url = url,
     era = version == "2026-07-28" and "modern" or "legacy", version = version,
     client_info = { name = "jrpc-conformance-client", version = "1.0.0" },
     on_elicitation = elicit, on_sampling = sample, roots = {}, timeout = 20,
   }))
-  local action = ACTIONS[scenario] or ACTIONS.initialize
+  local action = ACTIONS[scenario] or (auth and auth_action) or ACTIONS.initialize
   action(client)
   client:close()
 end)

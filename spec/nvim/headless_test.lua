@@ -167,6 +167,34 @@ describe("Neovim (nvim --headless, jrpc from runtimepath)", function()
     assert.are.equal(HOVER, kv.hover)
   end)
 
+  it("the example plugin's :JrpcMcpTools with a URL runs MCP authorization (examples/mcp/oauth_server.lua)", function()
+    -- the test authorization server and the protected server, in the background
+    local dir = assert(io.popen("mktemp -d /tmp/jrpc-nvim-oauth-XXXXXX")):read("l")
+    local sh = table.concat({
+      "cd %q || exit 9",
+      "node node/oauth_test_as.js 2>%s/as.log & echo $! >%s/pids",
+      "for i in $(seq 100); do grep -q listening %s/as.log 2>/dev/null && break; sleep 0.1; done",
+      "lua5.4 examples/mcp/oauth_server.lua \"$(sed -n 's/^listening //p' %s/as.log)\" 2>%s/srv.log & echo $! >>%s/pids",
+      "for i in $(seq 100); do grep -q listening %s/srv.log 2>/dev/null && break; sleep 0.1; done",
+    }, "\n"):format(root, dir, dir, dir, dir, dir, dir, dir)
+    os.execute(sh)
+    local mcp_url = slurp(dir .. "/srv.log"):match("listening on (%S+)")
+    local status, kv, stderr = nvim(root .. "," .. root .. "/examples/nvim", "spec/nvim/mcp_oauth_example.lua", nil,
+      ("XDG_DATA_HOME=%q JRPC_NVIM_MCP_URL=%q"):format(dir, tostring(mcp_url)))
+    local as_log = slurp(dir .. "/as.log")
+    os.execute(("kill $(cat %q/pids) 2>/dev/null; rm -rf %q"):format(dir, dir))
+    assert.are.equal("", stderr)
+    assert.are.equal(0, status)
+    assert.are.equal("true", kv.finished)
+    assert.are.equal("2 tools of " .. mcp_url, kv.tools_title)
+    assert.are.equal("whoami\tSays who the token belongs to|admin_report\tNeeds the mcp:admin scope", kv.tools)
+    assert.are.equal("a client the authorization server vouches for", kv.whoami)
+    assert.are.equal("1", kv.opened)
+    assert.matches("^http://127%.0%.0%.1:%d+/authorize%?response_type=code&$", kv.opened_url)
+    assert.are.equal("600", kv.store_mode)
+    assert.matches("\nregister none\nauthorize scope=mcp:read offline_access resource=", as_log)
+  end)
+
   it("the example plugin's :JrpcMcpTools and :JrpcMcpCall against examples/mcp/everything_server.lua", function()
     local status, kv, stderr = nvim(root .. "," .. root .. "/examples/nvim", "spec/nvim/mcp_example.lua")
     assert.are.equal("", stderr)

@@ -3,7 +3,7 @@
 -- lua-language-server (add this `types/` directory to `workspace.library`).
 -- The contract itself is src/CORE_API.md; spec/api_doc_spec.lua checks that
 -- every function the built modules export is declared here. core.tls_client,
--- core.hmac_sha256, core.random_bytes and core.equal come from the internal
+-- core.hmac_sha256, core.random_bytes, core.equal, core.sha256 and core.base64 come from the internal
 -- module jrpc.core_tls (the part linked with OpenSSL), which jrpc.core's
 -- table loads the first time one of them is read: call them as core.<name>.
 
@@ -189,6 +189,18 @@ function core.hmac_sha256(key, msg) end
 ---@return string|nil bytes
 ---@return string|nil msg
 function core.random_bytes(n) end
+
+--- SHA-256 of `s`: 32 raw bytes (libcrypto).
+---@param s string
+---@return string
+function core.sha256(s) end
+
+--- Base64 of `s` with padding (RFC 4648 section 4), or with `url` true
+--- base64url without padding (section 5).
+---@param s string
+---@param url? boolean
+---@return string
+function core.base64(s, url) end
 
 --- Whether two strings are equal, in time that depends on their lengths only (CRYPTO_memcmp).
 ---@param a string

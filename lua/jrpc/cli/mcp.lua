@@ -18,6 +18,7 @@ local M = {}
 M.name = "mcp"
 M.summary = "talk to an MCP server: list and call tools, read resources, get prompts"
 M.usage = 'jrpc mcp (--stdio CMD | --http URL) [--header "K: V"]... [--ca-file PATH] [--insecure]'
+  .. " [--token TOKEN | --no-auth | [--client-id ID] [--redirect-port N] [--token-store PATH]]"
   .. " [--era modern|legacy] [--trace] [--timeout S]"
   .. " (tools | call TOOL [ARGS_JSON] | resources | read URI | prompts | prompt NAME [ARGS_JSON])"
 M.help = [[
@@ -53,11 +54,27 @@ A text that does not end with a newline gets one.
                        system store
   --insecure           (--http) do not check the server's certificate: for
                        tests only
+  --token TOKEN        (--http) send "Authorization: Bearer TOKEN"; no
+                       authorization flow
+  --no-auth            (--http) no authorization flow: a 401 is an error
+  --client-id ID       (--http) a client registered at the authorization
+                       server (else: dynamic registration)
+  --redirect-port N    (--http) the port of the redirect listener on
+                       127.0.0.1 (default: a free one)
+  --token-store PATH   (--http) keep tokens and registrations in PATH (JSON,
+                       mode 0600) for the next runs; default: this run only
   --era modern|legacy  do not probe: speak 2026-07-28 (modern) or initialize
                        with 2025-11-25 (legacy)
   --trace              print every message on stderr: "-> " sent, "<- " received
                        (--http: as the client sends and receives them)
   --timeout S          seconds each request may take; default 30
+
+Authorization (--http): when the server answers 401, the OAuth flow runs
+(MCP authorization: discovery, registration, PKCE): the URL to open is
+printed on stderr, and a listener on 127.0.0.1 takes the browser's
+redirect; --timeout covers the time to authorize too (give more when a
+person needs it); --trace also shows the flow's steps ("-- oauth: ...").
+Tokens are never printed.
 
 Exit status: 0 done; 1 an error reply (its error object on stderr), a
 result with isError, no reply within the timeout, or any other failure
@@ -71,7 +88,15 @@ M.options = {
   { "--era", value = "modern|legacy", check = args.one_of{ "modern", "legacy" } },
   { "--timeout", value = "S", check = args.positive_number },
   { "--trace" },
+  { "--token", value = "TOKEN" },
+  { "--no-auth" },
+  { "--client-id", value = "ID" },
+  { "--redirect-port", value = "N", check = args.positive_number },
+  { "--token-store", value = "PATH" },
 }
+
+-- The options that only mean something with --http.
+local AUTH_OPTIONS = { "token", "no_auth", "client_id", "redirect_port", "token_store" }
 for _, spec in ipairs(cli_http.OPTIONS) do M.options[#M.options + 1] = spec end
 
 --- How long a request may take when --timeout is not given (as `jrpc call`).
@@ -141,6 +166,20 @@ local function check(opts)
   local lone = cli_http.given_without_url(opts)
   if lone then return lone .. " needs --http URL" end
   if opts.ca_file and opts.insecure then return "give at most one of --ca-file PATH and --insecure" end
+  for _, name in ipairs(AUTH_OPTIONS) do
+    if opts[name] ~= nil and not opts.http then return "--" .. name:gsub("_", "-") .. " needs --http URL" end
+  end
+  if opts.token and opts.no_auth then return "give at most one of --token TOKEN and --no-auth" end
+  if (opts.token or opts.no_auth) and (opts.client_id or opts.redirect_port or opts.token_store) then
+    return "--client-id, --redirect-port and --token-store are for the authorization flow (not with "
+      .. (opts.token and "--token" or "--no-auth") .. ")"
+  end
+  if opts.redirect_port and (opts.redirect_port % 1 ~= 0 or opts.redirect_port > 65535) then
+    return "--redirect-port: expected a port number"
+  end
+  if opts.token and (opts.token == "" or opts.token:find("[^\33-\126]")) then
+    return "--token: expected a token (visible ASCII characters)"
+  end
   if opts.http then
     local parts, err = http_client.parse_url(opts.http)
     if parts == nil then return "--http " .. opts.http .. ": " .. err end
@@ -179,11 +218,25 @@ local function stdio_transport(loop, opts, copts)
   return copts
 end
 
+-- The authorization flow's options: a loopback redirect that prints the
+-- URL to open; --trace shows the flow's steps (never a token).
+local function auth_options(loop, opts)
+  if opts.no_auth or opts.token then return nil end
+  local lb = require("jrpc.mcp.oauth_loopback").new(loop, { port = opts.redirect_port,
+    on_url = function(url) output.err("Open this URL to authorize: " .. url) end })
+  local store = opts.token_store and require("jrpc.mcp.oauth_store").file(opts.token_store, { uv = loop.uv })
+  return { redirect_uri = lb.redirect_uri, authorize = lb.authorize, client_id = opts.client_id,
+    client_name = "jrpc", store = store,
+    on_debug = opts.trace and function(line) output.err("-- " .. line) end }, lb
+end
+
 -- Over HTTP the messages are shown as the transport sends and receives
 -- them (each POST's body, each message of an answer).
-local function http_transport(opts, copts)
+local function http_transport(loop, opts, copts)
   copts.url, copts.headers = opts.http, header_map(opts.header)
   copts.ca_file, copts.verify = opts.ca_file, not opts.insecure
+  if opts.token then copts.headers.Authorization = "Bearer " .. opts.token end
+  copts.auth, opts.loopback = auth_options(loop, opts)
   if opts.trace then
     copts.on_message = function(dir, text) output.err(dir .. " " .. cli_http.one_line(text)) end
   end
@@ -194,7 +247,7 @@ end
 local function connect(loop, opts)
   local copts = client_options(opts)
   if opts.http then
-    copts = http_transport(opts, copts)
+    copts = http_transport(loop, opts, copts)
   else
     copts = stdio_transport(loop, opts, copts)
   end
@@ -345,6 +398,10 @@ local function report(err, opts, action, waited)
     output.error_object(err)
     return output.FAILED
   end
+  if err.code == "auth" then  -- the authorization flow failed: its reason
+    output.say(tostring(err.message))
+    return output.FAILED
+  end
   local code = cli_http.report(err, opts, action.name)  -- over --http: how the exchange went
   if code then return code end
   if err.code == "closed" then
@@ -369,6 +426,7 @@ local function session(loop, opts, action)
   if code == nil then code = report(cerr, opts, action, jrpc.core.now() - started) end
   io.stdout:flush()
   client:close(CHILD_GRACE)
+  if opts.loopback then opts.loopback.close() end
   return code
 end
 

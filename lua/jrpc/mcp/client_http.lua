@@ -16,6 +16,11 @@
 -- which drops tools with invalid marks, as HTTP clients must), Accept,
 -- and the user's own (Authorization, say).
 --
+-- Authorization (option `auth`, see oauth.lua): a request answered 401, or
+-- 403 insufficient_scope, waits for the OAuth flow and is POSTed again
+-- with the token (at most MAX_AUTH_TRIES times: the server refused it
+-- before acting on it); every exchange carries the token once there is one.
+--
 -- This module owns the MCP rules of the exchanges; the legacy session
 -- (id, GET stream, resumption, 404, DELETE) is client_http_session.lua's.
 --
@@ -34,6 +39,7 @@ local http_peer = require "jrpc.http_peer"
 local timers = require "jrpc.uv.timers"
 local http_headers = require "jrpc.mcp.http_headers"
 local sessions = require "jrpc.mcp.client_http_session"
+local errors = require "jrpc.errors"
 
 local M = {}
 
@@ -46,7 +52,10 @@ local META = "_meta"
 
 --- The names of `open`'s options (those of jrpc.mcp.client.connect it uses).
 M.OPTIONS = options.set{ "url", "headers", "ca_file", "verify", "on_error", "on_debug", "max_message_bytes",
-  "on_message" }
+  "on_message", "auth" }
+
+-- How many times one request is POSTed again after the flow ran for it.
+M.MAX_AUTH_TRIES = 3
 
 ---@class jrpc.mcp.HttpTransport
 local Transport = {}
@@ -75,6 +84,7 @@ local function headers(self, info)
     h = http_headers.for_message(msg, tool and self.mirrored[tool])
   end
   self.session:add_headers(h, http_peer.set_header)
+  info.sent_auth = self:auth_headers(h)
   return h
 end
 
@@ -136,7 +146,35 @@ end
 
 -- A request's exchange ended without its answer: a 404 of the session, a
 -- -32020 to learn from, or an SSE stream to resume.
+local function authorize(self, r, res)
+  local status = res.status
+  if not self.auth or (status ~= 401 and status ~= 403) or (r.auth_tries or 0) >= M.MAX_AUTH_TRIES then
+    return false
+  end
+  local hp = self.hp
+  local now = self.auth:header()
+  if status == 401 and now ~= nil and now ~= r.sent_auth then
+    -- sent before the token it would get now (a flow ended meanwhile): once more with it
+    r.auth_tries = (r.auth_tries or 0) + 1
+    hp:post(r)
+    return true
+  end
+  -- a new token refused at once: no second flow for it (a person may be asked each time)
+  if status == 401 and r.authorized_401 then return false end
+  if status == 401 then r.authorized_401 = true end
+  local taken = self.auth:handle(status, res.headers["www-authenticate"], function(aerr)
+    if not hp:waiting(r) then return end
+    if not aerr then return hp:post(r) end
+    local e = errors.new("auth", aerr)
+    e.http_status, e.http_reason = status, res.reason
+    hp:fail(r, e)
+  end)
+  if taken then r.auth_tries = (r.auth_tries or 0) + 1 end
+  return taken
+end
+
 local function ended(self, r, res, st, err)
+  if authorize(self, r, res) then return true end
   if res.status == 404 and self.session:expired(r) then return true end
   if err then return r.method == "tools/call" and relearn(self, r, err) end
   return st.sse == true and self.session:resume(r, st)
@@ -227,6 +265,14 @@ end
 
 function Transport:closed() return self.hp:closed() end
 
+--- Add the Authorization header of the OAuth flow's token to `h`, if
+--- any; returns its value.
+function Transport:auth_headers(h)
+  local v = self.auth and self.auth:header()
+  if v then http_peer.set_header(h, "Authorization", v) end
+  return v
+end
+
 --- One HTTP exchange of the transport (see jrpc.http_peer's `exchange`):
 --- every request, GET and DELETE goes through it.
 function Transport:exchange(req, on_end)
@@ -239,7 +285,8 @@ end
 --- (`{Name = value}`, sent on every request), `ca_file`, `verify` (as
 --- jrpc.uv.http_client), `on_message(dir, text)` (each message sent "->"
 --- and received "<-", as on the wire), `on_error`, `on_debug`,
---- `max_message_bytes` (the peer's). Nothing is sent until the first request.
+--- `max_message_bytes` (the peer's), `auth` (OAuth: see jrpc.mcp.oauth).
+--- Nothing is sent until the first request.
 ---@param loop jrpc.uv.Loop
 ---@param opts table  connect's options (the others are the client's)
 ---@param sink table
@@ -249,6 +296,11 @@ function M.open(loop, opts, sink)
     log = opts.on_error or function(msg) require("jrpc.log").report("jrpc.mcp.client: ", msg) end }, Transport)
   local o = options.pick(opts, M.OPTIONS)
   o.profile, o.role, o.methods, o.hooks = "mcp", "client", sink.methods, hooks(t)
+  o.auth = nil
+  if opts.auth ~= nil then
+    if type(opts.auth) ~= "table" then error("jrpc.mcp.client: option auth must be a table", 3) end
+    t.auth = require("jrpc.mcp.oauth").new(loop, opts.url, opts.auth, { ca_file = opts.ca_file, verify = opts.verify })
+  end
   local hp = http_peer.new(loop, o)
   t.hp, t.origin = hp, hp.origin
   t.session = sessions.new(t, hp, o.headers or {})

@@ -65,6 +65,7 @@ local function get_headers(self, last_id)
   local h = { Accept = "text/event-stream" }
   self:add_headers(h, function(t, k, v) t[k] = v end)
   if last_id then h["Last-Event-ID"] = last_id end
+  self.t:auth_headers(h)
   for k, v in pairs(self.user_headers) do h[k] = v end
   return h
 end
@@ -185,6 +186,7 @@ function Session:close(done)
   self.id = nil
   if not sid then return done() end
   local h = { ["Mcp-Session-Id"] = sid, ["MCP-Protocol-Version"] = self.version }
+  self.t:auth_headers(h)
   for k, v in pairs(self.user_headers) do h[k] = v end
   self.hp:exchange({ method = "DELETE", headers = h, timeout = 5 }, function() done() end)
 end

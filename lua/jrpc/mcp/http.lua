@@ -23,6 +23,7 @@ local protocol = require "jrpc.mcp.protocol"
 local headers_mod = require "jrpc.mcp.http_headers"
 local sessions_mod = require "jrpc.mcp.http_session"
 local server_mod = require "jrpc.mcp.server"
+local http_auth = require "jrpc.mcp.http_auth"
 
 local M = {}
 
@@ -34,7 +35,7 @@ local LISTEN_OPTIONS = options.set({ "host", "port", "on_error", "on_shutdown" }
 
 --- The names `serve_http` takes: this module's, the session table's
 --- (http_session.lua) and jrpc.uv.http's.
-M.OPTIONS = options.set({ "path", "allowed_origins", "allowed_hosts", "listen_keep_alive" },
+M.OPTIONS = options.set({ "path", "allowed_origins", "allowed_hosts", "listen_keep_alive", "auth" },
   sessions_mod.OPTIONS, LISTEN_OPTIONS)
 
 -- HTTP status of a JSON-RPC error reply sent as JSON (the spec's table);
@@ -212,7 +213,7 @@ end
 
 local DEFAULT_KEEP_ALIVE = 15  -- seconds between keep-alive comments on a listen stream
 
-local function post(srv, loop, opts, more_peer_opts, sessions, req, res)
+local function post(srv, loop, opts, more_peer_opts, sessions, req, res, auth, granted)
   local state = { done = false }
   local peer_opts = { profile = "mcp", role = "server", send = writer(res, state) }
   for k, v in pairs(more_peer_opts) do peer_opts[k] = v end
@@ -222,6 +223,8 @@ local function post(srv, loop, opts, more_peer_opts, sessions, req, res)
   -- peer dispatches it
   local msg = link:decode(req.body or "")
   if msg.kind == "invalid" then return error_reply(res, msg.id, msg.error) end
+  -- a tool's own scopes (serve_http's auth.tool_scopes), in either era
+  if granted and msg.method == "tools/call" and not auth:check_tool(granted, msg, res) then return end
   if sessions_mod.is_legacy(req, msg) then
     -- a 2025-11-25 session: its own routing (http_session.lua)
     return sessions:post(req, res, msg)
@@ -282,6 +285,7 @@ function M.serve(srv, loop, opts)
     error("serve_http: listen_keep_alive must be a positive number of seconds, or false", 3)
   end
   local path = opts.path or "/mcp"
+  local auth = opts.auth ~= nil and http_auth.new(opts.auth, path) or nil
   local policy = { origins = opts.allowed_origins and set_of(opts.allowed_origins) }
   local sessions = sessions_mod.new(srv, opts, loop)
   local listen = options.pick(opts, LISTEN_OPTIONS)
@@ -301,14 +305,18 @@ function M.serve(srv, loop, opts)
       return plain(res, 403, "forbidden origin")
     end
     if host == nil or not policy.hosts[host:lower()] then return plain(res, 421, "misdirected request") end
+    if auth and auth:well_known(req, res) then return end
     if req.path ~= path then return plain(res, 404, "not found") end
+    -- a protected resource: no exchange without a token `auth.verify` accepts
+    local granted = auth and auth:check(req, res)
+    if auth and not granted then return end
     if req.method ~= "POST" then
       -- GET and DELETE belong to legacy sessions (405 without one)
       return sessions:other(req, res)
     end
     local status, why = media_refusal(req)
     if status then return plain(res, status, why) end
-    return post(srv, loop, opts, peer_opts, sessions, req, res)
+    return post(srv, loop, opts, peer_opts, sessions, req, res, auth, granted)
   end
   local server, err = http.listen(loop, listen)
   -- one shape for the MCP server's errors: a jrpc.Error, code "listen"
@@ -316,6 +324,7 @@ function M.serve(srv, loop, opts)
     return nil, getmetatable(err) == errors.metatable and err or errors.new("listen", tostring(err))
   end
   policy.hosts = opts.allowed_hosts and set_of(opts.allowed_hosts) or loopback_hosts(server.port)
+  if auth then auth:listening(server.port) end
   return server
 end
 

@@ -2,6 +2,11 @@
 --
 -- :JrpcMcpTools {cmd} starts {cmd} (a shell command) as an MCP server of
 -- either era, lists its tools in a scratch buffer and keeps it running;
+-- given an http(s) URL instead, it connects to that Streamable HTTP
+-- server, running MCP's authorization flow when the server asks for it
+-- (the URL to open is shown, and opened with vim.ui.open where Neovim has
+-- it; a listener on 127.0.0.1 takes the browser's redirect; the tokens are
+-- kept in stdpath("data")/jrpc_mcp_tokens.json, mode 0600);
 -- :JrpcMcpCall {tool} [{json}] calls one of them and shows the result
 -- there. Each command runs in a coroutine on Neovim's own libuv loop
 -- (vim.uv, or vim.loop before 0.10): every request waits without blocking
@@ -16,7 +21,14 @@ local M = {}
 --- What the last command showed (for tests): `{title, lines}`, or nil.
 M.last = nil
 
-local state = { client = nil, cmd = nil, buf = nil }
+local state = { client = nil, cmd = nil, buf = nil, loopback = nil }
+
+--- Open the authorization URL: vim.ui.open (Neovim 0.10) after saying it;
+--- a plugin or a test may replace this.
+function M.open_url(url)
+  vim.notify("jrpc_mcp: authorize in your browser: " .. url, vim.log.levels.INFO)
+  if vim.ui.open then vim.ui.open(url) end
+end
 
 -- {======================================================================
 -- The scratch buffer
@@ -104,19 +116,36 @@ end
 --- Close the server :JrpcMcpTools started (its stdin; SIGTERM after 1 s).
 function M.stop()
   if state.client then state.client:close(1) end
-  state.client, state.cmd = nil, nil
+  if state.loopback then state.loopback.close() end
+  state.client, state.cmd, state.loopback = nil, nil, nil
 end
 
---- Start `cmd` (a shell command) as the MCP server, replacing any other,
---- and list its tools.
+-- The connect options for `target`: a shell command, or an http(s) URL
+-- with the authorization flow (its URL opened on the main loop).
+local function connect_options(loop, target)
+  if not target:match("^https?://") then
+    return { cmd = "/bin/sh", args = { "-c", target }, stderr = "pipe", timeout = 30 }
+  end
+  local lb = require("jrpc.mcp.oauth_loopback").new(loop, {
+    on_url = function(url) vim.schedule(function() M.open_url(url) end) end })
+  state.loopback = lb
+  local data = vim.fn.stdpath("data")
+  vim.fn.mkdir(data, "p")
+  local store = require("jrpc.mcp.oauth_store").file(data .. "/jrpc_mcp_tokens.json", { uv = loop.uv })
+  return { url = target, timeout = 300, auth = { redirect_uri = lb.redirect_uri, authorize = lb.authorize,
+    client_name = "jrpc_mcp (Neovim)", store = store } }
+end
+
+--- Start `cmd` (a shell command) as the MCP server, or connect to the
+--- server at `cmd` (an http(s) URL), replacing any other, and list its
+--- tools.
 ---@param cmd string
 function M.tools(cmd)
   M.stop()
   M.last = nil
   local loop = jnvim.loop()
   run(function()
-    local client, err = mcp_client.connect(loop, { cmd = "/bin/sh", args = { "-c", cmd }, stderr = "pipe",
-      timeout = 30 })
+    local client, err = mcp_client.connect(loop, connect_options(loop, cmd))
     if not client then return nil, tostring(err) end
     local tools, terr = client:list_tools()
     if not tools then
