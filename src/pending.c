@@ -28,8 +28,8 @@
 **
 ** The helpers on the path of every call (hash, lookup, id check, sift-up,
 ** take) are 'static inline': each has two callers, and as a call each
-** saved and restored registers its caller had saved already (about a
-** tenth of the table's own instructions in bench/pending_bench.lua).
+** saved and restored registers its caller had saved already
+** (bench/pending_bench.lua measures the table's own instructions).
 */
 
 

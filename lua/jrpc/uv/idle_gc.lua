@@ -101,9 +101,8 @@ end
 -- are taken only once the loop has been quiet for QUIET_FOR_NS: what came
 -- is answered first, and under load, where the next burst comes within a
 -- few µs, the collector keeps to its own pace instead of holding up the
--- burst (LuaJIT, 16 in flight, against no idle GC: stepping in every quiet
--- turn cost 10-21% of the round trips/s under loadgen and the Node client;
--- this, 7% under Node and nothing under loadgen).
+-- burst (stepping in every quiet turn cost round trips under load; the
+-- figures are in bench/results/2026-12-02-idle-gc.md).
 -- `quiet()` gives ns since the last event, or false in a turn that had one.
 -- Incremental mode only: there a cycle is many steps, and one put off is
 -- taken later; a minor collection is one piece, and put off past a busy
