@@ -674,3 +674,27 @@ describe("jrpc.mcp.client rules", function()
 end)
 
 -- }======================================================================
+
+describe("jrpc.mcp.client calls have one form", function()
+  it("raises at the caller when a function stands where the options go", function()
+    S.run(function()
+      local client = connect(EVERYTHING, { era = "modern" })
+      local function blame(fn)
+        local ok, err = pcall(fn)
+        assert.is_false(ok)
+        return (tostring(err):gsub("^spec/mcp_client_spec%.lua:(%d+): ", function(n) return "line " .. n .. ": " end))
+      end
+      local here = debug.getinfo(1, "l").currentline
+      assert.are.equal("line " .. here + 2 .. ": jrpc.mcp.client: tools/list: opts must be a table or nil "
+        .. "(the callback comes after it)", blame(function() client:list_tools(print) end))
+      assert.are.equal("line " .. here + 4 .. ": jrpc.mcp.client: tools/call: opts must be a table or nil "
+        .. "(the callback comes after it)", blame(function() client:call_tool("t", {}, print) end))
+      assert.are.equal("line " .. here + 6 .. ": jrpc.mcp.client: completion/complete: opts must be a table or nil "
+        .. "(the callback comes after it)", blame(function() client:complete({}, {}, print) end))
+      -- the same calls with nil in its place work
+      local tools = assert(client:list_tools(nil))
+      assert.is_true(#tools > 0)
+      client:close()
+    end)
+  end)
+end)

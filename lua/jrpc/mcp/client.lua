@@ -72,11 +72,21 @@ local CALL = calls.OPTIONS
 local LIST = options.set({ "max_pages", "fresh" }, CALL)
 local COMPLETE = options.set({ "context" }, CALL)
 
+-- Every call has one form: its options (a table or nil) come before the
+-- callback, never in its place. Raises at `level` (of the function that
+-- checks: the public calls tail-call call_method and list).
+local function one_form(method, opts, level)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("jrpc.mcp.client: %s: opts must be a table or nil (the callback comes after it)")
+      :format(method), level + 1)
+  end
+end
+
 -- A call of `method`: the era first, then the rounds; `post(result)` may
 -- pick the part the caller gets. Coroutine or callback, as `invoke`. The
 -- public calls tail-call it (and `list`): level 2 is their caller.
 local function call_method(client, method, params, opts, callback, post, names)
-  if type(opts) == "function" then opts, callback = nil, opts end
+  one_form(method, opts, 2)
   opts = options.check("jrpc.mcp.client: " .. method, opts, 2, names or CALL)
   local call = calls.new(client, method, params, opts)
   if opts.on_handle then opts.on_handle(call.handle) end
@@ -104,7 +114,7 @@ end
 
 -- Every page of a list (the era first), coroutine or callback.
 local function list(client, method, opts, callback)
-  if type(opts) == "function" then opts, callback = nil, opts end
+  one_form(method, opts, 2)
   opts = options.check("jrpc.mcp.client: " .. method, opts, 2, LIST)
   return invoke(client, function()
     local verdict, err = era.ensure(client)
@@ -179,7 +189,7 @@ end
 ---@param opts? table  call options, plus `context`
 ---@param callback? fun(err: jrpc.Error|nil, completion: table|nil)
 function Client:complete(ref, argument, opts, callback)
-  if type(opts) == "function" then opts, callback = nil, opts end
+  one_form("completion/complete", opts, 2)
   return call_method(self, "completion/complete", { ref = ref, argument = argument,
     context = opts and opts.context }, opts, callback, function(result) return result.completion end, COMPLETE)
 end
