@@ -24,7 +24,8 @@ local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", 
   "test_input_required_result_list_roots", "test_input_required_result_request_state",
   "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
   "test_input_required_result_tampered_state", "test_input_required_result_capabilities",
-  "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
+  "greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input",
+  "test_tool_with_task", "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
 local PROMPTS = { "test_input_required_result_prompt", "test_simple_prompt", "test_prompt_with_arguments",
   "test_prompt_with_embedded_resource", "test_prompt_with_image" }
 local RESOURCES = { "test://static-text", "test://static-binary", "test://watched-resource" }

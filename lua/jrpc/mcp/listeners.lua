@@ -19,6 +19,7 @@ local M = {}
 local SUBSCRIPTION_ID = protocol.keys.subscription_id
 local ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 local UPDATED = "notifications/resources/updated"
+local TASKS = "notifications/tasks"
 
 --- The list kinds whose changes are notified, with the listen filter field
 --- that asks for each and the notification it gets.
@@ -168,6 +169,24 @@ function Listeners:updated(uri)
   end
   for _, l in ipairs(legacy) do
     if l.session:subscribed(uri) then l.peer:notify(UPDATED, { uri = uri }) end
+  end
+end
+
+--- A task's status changed (tasks.lua, with its option `notify`): the
+--- streams whose listen request declared the tasks extension hear
+--- `notifications/tasks` with `task` (the task as tasks/get shows it).
+---@param task table
+---@param extension string  the extension's identifier
+function Listeners:task_status(task, extension)
+  local streams = self:snapshot()
+  for _, stream in ipairs(streams) do
+    local caps = stream.ctx.client and stream.ctx.client.capabilities
+    local ext = type(caps) == "table" and type(caps.extensions) == "table" and caps.extensions
+    if ext and ext[extension] ~= nil and live(stream) then
+      local params = { _meta = tag(stream.ctx.id) }
+      for k, v in pairs(task) do params[k] = v end
+      stream.ctx.peer:notify(TASKS, params)
+    end
   end
 end
 
