@@ -64,6 +64,31 @@ for _, transport in ipairs{ "http", "stdio" } do
       end, 20)
     end)
 
+    it("hears the task's status on a listen stream whose filter names it", function()
+      S.run(function()
+        local client = connect(transport)
+        local task = assert(client:start_task("slow_compute", { seconds = 0.3, label = "heard" }))
+        local other = assert(client:start_task("slow_compute", { seconds = 0.1, label = "not heard" }))
+        local events = {}
+        local listen = assert(client:listen({ taskIds = { task.taskId } }, function(method, params, meta)
+          events[#events + 1] = { method, params, meta }
+        end))
+        local tagged = { ["io.modelcontextprotocol/subscriptionId"] = listen.id }
+        assert.is_true(S.wait_until(function() return #events >= 2 end, 5))
+        assert.are.same({ "notifications/subscriptions/acknowledged", { notifications = { taskIds = { task.taskId } } },
+          tagged }, events[1])
+        assert.are.equal("notifications/tasks", events[2][1])
+        assert.are.same({ taskId = task.taskId, status = "completed", ttlMs = 3600000, pollIntervalMs = 200,
+          result = { resultType = "complete", content = { { type = "text", text = "Computed heard after 0.3 s" } } } },
+          timeless(events[2][2]))
+        assert.are.same(tagged, events[2][3])
+        assert.are.equal("completed", assert(client:get_task(other.taskId)).status)
+        assert.are.equal(2, #events)
+        listen:cancel()
+        client:close()
+      end, 20)
+    end)
+
     it("answers a task's questions with the client's callbacks", function()
       S.run(function()
         local client = connect(transport)

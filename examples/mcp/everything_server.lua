@@ -59,7 +59,7 @@ end
 
 local server = mcp.server{ name = "jrpc-everything-server", version = "1.0.0",
   instructions = "Fixtures for MCP conformance testing.", state_key = read_key(opt.key_file),
-  tasks = { poll_interval_ms = 200, notify = true } }
+  tasks = { poll_interval_ms = 200 } }
 
 -- With JRPC_MCP_LOG_CALLS=1, which worker ran which tool: the deployment
 -- test counts the workers one MRTR scenario's rounds reached.

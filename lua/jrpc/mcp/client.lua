@@ -343,7 +343,7 @@ M.NOTIFICATIONS = {
   "notifications/progress", "notifications/message", "notifications/cancelled",
   "notifications/subscriptions/acknowledged", "notifications/resources/updated",
   "notifications/resources/list_changed", "notifications/tools/list_changed",
-  "notifications/prompts/list_changed", "notifications/elicitation/complete",
+  "notifications/prompts/list_changed", "notifications/elicitation/complete", "notifications/tasks",
 }
 
 -- Where the server's notifications go: progress to its call, a cancel to

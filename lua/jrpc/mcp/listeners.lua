@@ -65,7 +65,18 @@ local function filter(notifications)
     end
     honoured.resourceSubscriptions = kept
   end
-  return want, uris, honoured
+  -- the tasks extension: the tasks whose status changes this stream hears
+  local ids, task_ids = notifications.taskIds, {}
+  if ids ~= nil then
+    if type(ids) ~= "table" then invalid("taskIds must be an array of task ids") end
+    local kept = setmetatable({}, core.array_mt)
+    for i, id in ipairs(ids) do
+      if type(id) ~= "string" then invalid("taskIds must be an array of task ids") end
+      task_ids[id], kept[i] = true, id
+    end
+    honoured.taskIds = kept
+  end
+  return want, uris, honoured, task_ids
 end
 
 local function tag(id) return { [SUBSCRIPTION_ID] = id } end
@@ -107,11 +118,11 @@ end
 ---@param ctx jrpc.mcp.Context
 ---@return table result
 function Listeners:listen(params, ctx)
-  local want, uris, honoured = filter(params.notifications)
+  local want, uris, honoured, task_ids = filter(params.notifications)
   local co = workers.current()
   if co == nil then error("subscriptions/listen: the handler is not in a worker coroutine", 0) end
   self:sweep()
-  local stream = { ctx = ctx, want = want, uris = uris, co = co, ended = false }
+  local stream = { ctx = ctx, want = want, uris = uris, task_ids = task_ids, co = co, ended = false }
   self.streams[stream] = true
   -- first on the stream: nothing can be emitted between these two lines
   ctx.peer:notify(ACKNOWLEDGED, { notifications = honoured, _meta = tag(ctx.id) })
@@ -172,17 +183,14 @@ function Listeners:updated(uri)
   end
 end
 
---- A task's status changed (tasks.lua, with its option `notify`): the
---- streams whose listen request declared the tasks extension hear
---- `notifications/tasks` with `task` (the task as tasks/get shows it).
+--- A task's status changed (tasks.lua): the streams whose listen filter
+--- names it in `taskIds` hear `notifications/tasks` with `task` (the task
+--- as tasks/get shows it).
 ---@param task table
----@param extension string  the extension's identifier
-function Listeners:task_status(task, extension)
+function Listeners:task_status(task)
   local streams = self:snapshot()
   for _, stream in ipairs(streams) do
-    local caps = stream.ctx.client and stream.ctx.client.capabilities
-    local ext = type(caps) == "table" and type(caps.extensions) == "table" and caps.extensions
-    if ext and ext[extension] ~= nil and live(stream) then
+    if stream.task_ids[task.taskId] and live(stream) then
       local params = { _meta = tag(stream.ctx.id) }
       for k, v in pairs(task) do params[k] = v end
       stream.ctx.peer:notify(TASKS, params)

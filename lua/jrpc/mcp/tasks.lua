@@ -81,7 +81,8 @@ Tasks.__index = Tasks
 
 --- The task manager of a server, from its option `tasks` (see docs/mcp.md):
 --- `{ttl_ms?, poll_interval_ms?, max_tasks? (of the default store), store?,
---- notify? (send notifications/tasks on listen streams)}`. `listeners` is
+--- notify? (default true: notifications/tasks to the listen streams that
+--- name the task in their filter's taskIds)}`. `listeners` is
 --- the server's listeners.lua set, for the notifications.
 ---@param opts? table
 ---@param listeners table
@@ -118,7 +119,7 @@ function M.new(opts, listeners, level)
     error("jrpc.mcp.server: tasks.notify must be a boolean", level)
   end
   -- running[id]: this process's part of a task: {co, cancelled, waiting, log}
-  return setmetatable({ store = store, ttl_ms = ttl, poll_ms = poll, notify = opts.notify == true,
+  return setmetatable({ store = store, ttl_ms = ttl, poll_ms = poll, notify = opts.notify ~= false,
     listeners = listeners, running = {} }, Tasks)
 end
 
@@ -146,7 +147,7 @@ end
 
 -- Tell listen streams (when asked to) what became of a task.
 local function announce(self, record)
-  if self.notify and record then self.listeners:task_status(detailed(record), M.EXTENSION) end
+  if self.notify and record then self.listeners:task_status(detailed(record)) end
 end
 
 -- Change task `id` when it is still active; returns the record after.
