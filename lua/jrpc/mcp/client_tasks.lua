@@ -42,11 +42,12 @@ local function answer_all(client, requests)
   return responses
 end
 
--- A failed task's error as a jrpc.Error (the server's code when it is one).
+-- A failed task's error as a jrpc.Error: the server's, or "invalid_result"
+-- when it sent none that has the JSON-RPC error's shape.
 local function task_error(e)
-  if type(e) ~= "table" then return errors.new("failed", "the task failed") end
+  if type(e) ~= "table" then return errors.new("invalid_result", "the task failed with no error") end
   local code = e.code
-  if not errors.is_wire_error(e) then code = "failed" end
+  if not errors.is_wire_error(e) then code = "invalid_result" end
   return errors.new(code, type(e.message) == "string" and e.message or "the task failed", e.data)
 end
 

@@ -184,9 +184,14 @@ function TaskCtx.progress() return false end
 ---@return boolean sent  always false
 function TaskCtx.log() return false end
 
---- A task asks the client with `ctx:input`, not with requests.
-function TaskCtx.request(_, method)
-  return nil, errors.new("task", ("a task cannot send %s: ask with ctx:input"):format(tostring(method)))
+--- A task asks the client with `ctx:input`, not with requests: nil and
+--- an "unsupported" error.
+---@param method string
+---@return nil
+---@return jrpc.Error err
+function TaskCtx:request(method)
+  return nil, errors.new("unsupported", ("task %s cannot send %s: ask with ctx:input"):format(self.task_id,
+    tostring(method)))
 end
 
 --- Set the task's `statusMessage` (what a poll shows while it works).
