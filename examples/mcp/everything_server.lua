@@ -7,7 +7,8 @@
 -- starts them so): `--worker N` (its index: legacy session ids start
 -- `wN-`, and with JRPC_MCP_LOG_CALLS=1 each tools/call is logged to stderr
 -- as `worker N: tools/call NAME`), `--state-key-file FILE` (the requestState
--- HMAC key every worker shares), `--allowed-host HOST` (repeatable: the Host
+-- HMAC key every worker shares), `--task-store-redis HOST:PORT` (the Redis
+-- every worker keeps its tasks in), `--allowed-host HOST` (repeatable: the Host
 -- values clients use, the balancer's), `--limit NAME=VALUE` (repeatable: an
 -- HTTP limit of jrpc.uv.http, e.g. `--limit header_timeout=2`). SIGTERM
 -- stops it gracefully.
@@ -32,6 +33,7 @@ local function parse_args(argv)
     if flag == "--http" then o.http = value
     elseif flag == "--worker" then o.worker = tonumber(value)
     elseif flag == "--state-key-file" then o.key_file = value
+    elseif flag == "--task-store-redis" then o.redis = value
     elseif flag == "--allowed-host" then
       o.allowed_hosts = o.allowed_hosts or {}
       o.allowed_hosts[#o.allowed_hosts + 1] = value
@@ -57,9 +59,18 @@ local function read_key(path)
   return key
 end
 
+-- `--task-store-redis HOST:PORT`: tasks in that Redis, shared by every
+-- worker given the same (default: in this process's memory).
+local function task_store(address)
+  if not address then return nil end
+  local host, port = address:match("^(.*):(%d+)$")
+  if not host then error("everything_server: --task-store-redis needs HOST:PORT", 0) end
+  return require("jrpc.mcp.task_store_redis").new{ host = host, port = tonumber(port) }
+end
+
 local server = mcp.server{ name = "jrpc-everything-server", version = "1.0.0",
   instructions = "Fixtures for MCP conformance testing.", state_key = read_key(opt.key_file),
-  tasks = { poll_interval_ms = 200 } }
+  tasks = { poll_interval_ms = 200, store = task_store(opt.redis) } }
 
 -- With JRPC_MCP_LOG_CALLS=1, which worker ran which tool: the deployment
 -- test counts the workers one MRTR scenario's rounds reached.

@@ -109,6 +109,7 @@ M.LOCAL_CODES = {
   too_many_pages = "a list had more than max_pages pages",
   ended_by_server = "the server ended a subscriptions/listen stream",
   failed = "a client callback raised (its text is the message)",
+  redis = "the Redis server answered a command with an error (its text is the message)",
 }
 
 --- Local (non-wire) errors.

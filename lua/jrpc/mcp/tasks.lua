@@ -118,8 +118,10 @@ function M.new(opts, listeners, level)
   if opts.notify ~= nil and type(opts.notify) ~= "boolean" then
     error("jrpc.mcp.server: tasks.notify must be a boolean", level)
   end
-  -- running[id]: this process's part of a task: {co, cancelled, waiting, log}
-  return setmetatable({ store = store, ttl_ms = ttl, poll_ms = poll, notify = opts.notify ~= false,
+  -- running[id]: this process's part of a task: {co, cancelled, wake, log};
+  -- shared: a store of the user's, which other processes may change
+  return setmetatable({ store = store, shared = opts.store ~= nil, ttl_ms = ttl, poll_ms = poll,
+    notify = opts.notify ~= false,
     listeners = listeners, running = {} }, Tasks)
 end
 
@@ -163,6 +165,32 @@ end
 -- {======================================================================
 -- The context a task's handler gets
 -- =======================================================================
+
+-- luv, when there is one: a handler waiting for answers through a shared
+-- store looks at it every poll interval, since the tasks/update may reach
+-- another process, which cannot wake it.
+local has_luv, luv = pcall(require, "luv")
+
+-- Wait (in the task's coroutine) until `wake(run)`, or a poll interval
+-- when the store is shared; false when something else resumed it.
+local function wait_for_answers(tasks, run)
+  local timer
+  local _, err = workers.await(run.co, run.log, function(done)
+    run.wake = done
+    if tasks.shared and has_luv then
+      timer = luv.new_timer()
+      timer:start(tasks.poll_ms, 0, function() done(nil, "poll") end)
+    end
+  end)
+  run.wake = nil
+  if timer and not timer:is_closing() then timer:close() end
+  return err == nil
+end
+
+-- Wake a task's handler that waits in wait_for_answers.
+local function wake(run)
+  if run and run.wake then run.wake(nil, "woken") end
+end
 
 ---@class jrpc.mcp.TaskContext
 local TaskCtx = {}
@@ -221,12 +249,10 @@ function TaskCtx:input(requests)
   local record, changed = change(tasks, id, { status = "input_required", inputRequests = shaped,
     answers = object() })
   if not changed then return nil, "cancelled" end
-  run.waiting = true
   while record and record.status == "input_required" and not run.cancelled do
-    if not workers.wait() then break end
+    if not wait_for_answers(tasks, run) then break end
     record = tasks.store:get(id)
   end
-  run.waiting = false
   if not record or record.status ~= "working" or run.cancelled then return nil, "cancelled" end
   local answers = record.answers
   tasks.store:update(id, { answers = null })
@@ -284,7 +310,7 @@ function Tasks:start(ctx, run)
     request_state = ctx.request_state }, TaskCtx)
   local peer = ctx.peer
   local function log(msg) peer:log(msg) end
-  local entry = { cancelled = false, waiting = false, log = log }
+  local entry = { cancelled = false, log = log }
   local started, immediate = false, nil
   entry.co = coroutine.create(function()
     local done, result = pcall(run, tctx)
@@ -359,9 +385,7 @@ function Tasks:update(params)
   end
   change(self, record.taskId, changes)
   local run = self.running[record.taskId]
-  if not left and run and run.waiting then
-    workers.wake(run.co, run.log)
-  end
+  if not left then wake(run) end
   return object()
 end
 
@@ -378,7 +402,7 @@ function Tasks:cancel(params)
   local run = self.running[record.taskId]
   if run then
     run.cancelled = true
-    if run.waiting then workers.wake(run.co, run.log) end
+    wake(run)
   end
   return object()
 end
