@@ -160,6 +160,9 @@ function M.connect(opts)
     if not tcp:is_closing() then tcp:close() end
     return nil, errors.new("connect", ("redis %s:%d: %s"):format(host, port, tostring(err)))
   end
+  -- the connection alone does not keep the loop running (a command's
+  -- timer does, while it waits)
+  tcp:unref()
   tcp:read_start(function(rerr, data)
     if rerr or not data then
       fail_all(self, errors.closed(rerr and ("redis: " .. tostring(rerr)) or "redis closed the connection"))

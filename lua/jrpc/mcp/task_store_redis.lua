@@ -85,10 +85,15 @@ end
 local function call(self, ...)
   local conn = self.conn
   if conn == nil or conn:failure() then
-    local err
-    conn, err = redis.connect(self.conn_opts)
-    if not conn then unavailable(err) end
-    self.conn = conn
+    local made, err = redis.connect(self.conn_opts)
+    if not made then unavailable(err) end
+    -- another coroutine may have connected while this one waited: keep one
+    if self.conn ~= nil and self.conn ~= conn and not self.conn:failure() then
+      made:close()
+    else
+      self.conn = made
+    end
+    conn = self.conn
   end
   return conn:call(...)
 end
