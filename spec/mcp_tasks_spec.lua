@@ -309,6 +309,41 @@ describe("jrpc.mcp tasks", function()
   end)
 end)
 
+describe("jrpc.mcp tasks in the legacy era", function()
+  it("lists no execution, refuses a required tool with -32021, knows no tasks/* (everything_server on stdio)", function()
+    local lines = {
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+        .. '"clientInfo":{"name":"t","version":"1"}}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"failing_job","arguments":{}}}',
+      '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0}}}',
+      '{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"x"}}' }
+    local input = os.tmpname()
+    local f = assert(io.open(input, "w"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+    local status, out = S.shell(("%s examples/mcp/everything_server.lua < %s"):format(S.INTERP, input))
+    os.remove(input)
+    assert.are.equal(0, status)
+    local got = {}
+    for line in out:gmatch("[^\n]+") do
+      local msg = jrpc.decode(line)
+      got[msg.id] = msg
+    end
+    assert.is_nil(got[1].result.capabilities.extensions)
+    local with_execution = {}
+    for _, t in ipairs(got[2].result.tools) do
+      if t.execution ~= nil then with_execution[#with_execution + 1] = t.name end
+    end
+    assert.are.same({}, with_execution)
+    assert.are.same({ code = -32021, message = "Missing required client capability",
+      data = { requiredCapabilities = { extensions = { [EXT] = {} } } } }, got[3].error)
+    assert.are.same({ content = { { type = "text", text = "Computed result after 0 s" } } }, got[4].result)
+    assert.are.same({ code = -32601, message = "Method not found" }, got[5].error)
+  end)
+end)
+
 describe("jrpc.mcp.task_store.memory", function()
   it("keeps records until their TTL, merges updates (null removes), refuses past max_tasks", function()
     local now = 100
