@@ -1,7 +1,9 @@
 -- jrpc.mcp.client and tasks (the 2026-07-28 extension), against
 -- examples/mcp/everything_server.lua as a child process, over Streamable
 -- HTTP on 127.0.0.1 and over stdio: start a task, poll it, take its
--- result, answer its questions, cancel it, and the errors.
+-- result, answer its questions, cancel it, and the errors; and against
+-- @modelcontextprotocol/sdk 1.32.2's server (node/mcp_sdk1_task_server.js),
+-- whose tasks are 2025-11-25's.
 local S = dofile("spec/uv_support.lua")
 local mcp_client = require "jrpc.mcp.client"
 
@@ -133,16 +135,43 @@ end
 describe("jrpc.mcp.client tasks", function()
   after_each(S.cleanup)
 
-  it("needs the modern era, and checks task_result's options", function()
+  it("checks task_result's options", function()
     S.run(function()
-      local client = connect("http", { era = "legacy" })
-      local result, err = client:start_task("slow_compute", { seconds = 0 })
-      assert.is_nil(result)
-      assert.are.same({ "unsupported", "tasks need the 2026-07-28 era; the server speaks a legacy version" },
-        { err.code, err.message })
+      local client = connect("http")
       local ok, msg = pcall(function() client:task_result("x", { poll = 1 }) end)
       assert.is_false(ok)
       assert.matches("^spec/mcp_client_tasks_spec%.lua:%d+: jrpc%.mcp%.client: task_result: unknown option 'poll'", msg)
+      client:close()
+    end, 20)
+  end)
+
+  -- @modelcontextprotocol/sdk 1.32.2's experimental tasks (2025-11-25):
+  -- a `task` param on tools/call, tasks/get, tasks/result, tasks/cancel
+  it("speaks 2025-11-25 tasks with @modelcontextprotocol/sdk 1.32.2's server over stdio", function()
+    S.run(function()
+      local client = assert(mcp_client.connect(S.loop, { cmd = "node", args = { "node/mcp_sdk1_task_server.js" } }))
+      local task = assert(client:start_task("delay", { ms = 100 }))
+      local id = task.taskId
+      assert.matches("^%x+$", id)
+      assert.matches("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d+Z$", task.createdAt)
+      task.createdAt, task.lastUpdatedAt = nil, nil
+      -- the legacy CreateTaskResult ({task = {..., ttl, pollInterval}}) in the shape of both eras
+      assert.are.same({ resultType = "task", taskId = id, status = "working", ttlMs = S.null, pollIntervalMs = 50 },
+        task)
+      local got = assert(client:get_task(id))
+      assert.are.same({ id, "working", 50 }, { got.taskId, got.status, got.pollInterval })
+      local related = { ["io.modelcontextprotocol/related-task"] = { taskId = id } }
+      assert.are.same({ content = { { type = "text", text = "Completed 100ms" } }, _meta = related },
+        assert(client:task_result(id)))
+      task = assert(client:start_task("broken"))
+      assert.are.same({ isError = true, content = { { type = "text", text = "the job broke" } },
+        _meta = { ["io.modelcontextprotocol/related-task"] = { taskId = task.taskId } } },
+        assert(client:task_result(task.taskId)))
+      task = assert(client:start_task("delay", { ms = 30000 }))
+      assert.is_true(assert(client:cancel_task(task.taskId)))
+      local result, err = client:task_result(task.taskId)
+      assert.is_nil(result)
+      assert.are.same({ "cancelled", "task " .. task.taskId .. " was cancelled" }, { err.code, err.message })
       client:close()
     end, 20)
   end)

@@ -234,7 +234,7 @@ function Client:task_result(task_id, opts, callback)
     if not verdict then return nil, err end
     return tasks.wait(self, task_id, opts, function(method, params)
       return calls.new(self, method, params, per_request):run()
-    end)
+    end, verdict.era == "legacy")
   end, callback)
 end
 

@@ -140,6 +140,10 @@ local function round_params(call, retry)
     meta = meta or {}
     meta[protocol.keys.progress_token] = call.token
   end
+  if call.task and not meta and call.method == "tools/call" then
+    -- 2025-11-25 (the experimental core tasks): the request asks for a task
+    params.task = setmetatable({}, core.object_mt)
+  end
   if call.task and meta then
     -- this request (only) declares the tasks extension, so the server may
     -- answer with a task
@@ -192,17 +196,30 @@ local function answers(call, requests)
   return responses
 end
 
+--- A 2025-11-25 CreateTaskResult (`{task = {taskId, status, ttl,
+--- pollInterval, ...}}`) in the 2026-07-28 shape the client gives for both
+--- eras: flat, `resultType = "task"`, `ttlMs`, `pollIntervalMs`.
+---@param result table
+---@return table
+function M.legacy_task(result)
+  local task, out = result.task, { resultType = M.TASK_RESULT, _meta = result._meta }
+  for k, v in pairs(task) do out[k] = v end
+  out.ttlMs, out.pollIntervalMs, out.ttl, out.pollInterval = task.ttl, task.pollInterval, nil, nil
+  return out
+end
+
 -- The MRTR loop: the result of the call, or nil and an error.
 local function run(call)
-  if call.task and era().meta(call.client) == nil then
-    return nil, errors.new("unsupported", "tasks need the 2026-07-28 era; the server speaks a legacy version")
-  end
   local retry
   for _ = 1, call.max_rounds do
     local result, err = round(call, retry)
     if err then return nil, err end
     -- a task is a result the client accepts once it declared the extension
-    if call.task and type(result) == "table" and result.resultType == M.TASK_RESULT then return result end
+    -- (or, 2025-11-25, asked for one: the task comes in a `task` member)
+    if call.task and type(result) == "table" then
+      if result.resultType == M.TASK_RESULT then return result end
+      if type(result.task) == "table" and result.task.taskId ~= nil then return M.legacy_task(result) end
+    end
     local kind, why = protocol.result_kind(result)
     if not kind then return nil, errors.new("invalid_result", call.method .. ": " .. why, result) end
     if kind == protocol.result_types.complete then return result end

@@ -1,9 +1,11 @@
 --- The client's side of tasks (the 2026-07-28 extension
--- `io.modelcontextprotocol/tasks`): waiting for a task to end. `tasks/get`
+-- `io.modelcontextprotocol/tasks`, and the experimental core tasks of
+-- 2025-11-25): waiting for a task to end. `tasks/get`
 -- every poll interval (the server's `pollIntervalMs`, unless the caller
 -- chose one), the task's questions answered with the client's own
 -- elicitation/sampling/roots callbacks through `tasks/update`, until it
--- completes (its result), fails (its error) or is cancelled. Starting,
+-- completes (its result), fails (its error) or is cancelled; in 2025-11-25
+-- `tasks/result` then gives the outcome. Starting,
 -- getting, updating and cancelling are plain calls (client.lua) whose
 -- requests declare the extension (client_call.lua's option `task`).
 local errors = require "jrpc.errors"
@@ -55,20 +57,27 @@ end
 --- error: the task's own error (failed), code "cancelled" (cancelled),
 --- "timeout" (past `opts.max_wait`), or a request's error (an unknown or
 --- expired task is -32602). `request(method, params)` sends one request
---- that declares the extension.
+--- that declares the extension; `legacy`: the server speaks 2025-11-25.
 ---@param client table
 ---@param id string
 ---@param opts table  checked M.OPTIONS
 ---@param request fun(method: string, params: table): table|nil, jrpc.Error|nil
 ---@return table|nil result
 ---@return jrpc.Error|nil err
-function M.wait(client, id, opts, request)
+function M.wait(client, id, opts, request, legacy)
   local transport = client:transport()
   local deadline = opts.max_wait and transport:now() + opts.max_wait
   while true do
     local task, err = request("tasks/get", { taskId = id })
     if not task then return nil, err end
     local status = task.status
+    -- 2025-11-25: tasks/result gives the outcome (its result or its error)
+    -- once the task is past working, and carries the server's questions
+    -- (answered by the client's callbacks, as any legacy request)
+    if legacy and status ~= "working" then
+      if status == "cancelled" then return nil, errors.cancelled("task " .. id .. " was cancelled") end
+      return request("tasks/result", { taskId = id })
+    end
     if status == "completed" then return task.result end
     if status == "failed" then return nil, task_error(task.error) end
     if status == "cancelled" then return nil, errors.cancelled("task " .. id .. " was cancelled") end
@@ -78,8 +87,8 @@ function M.wait(client, id, opts, request)
       local _, uerr = request("tasks/update", { taskId = id, inputResponses = responses })
       if uerr then return nil, uerr end
     else
-      local wait = opts.poll_interval
-        or (type(task.pollIntervalMs) == "number" and task.pollIntervalMs / 1000) or DEFAULT_POLL
+      local ms = task.pollIntervalMs or task.pollInterval  -- 2025-11-25 names it pollInterval
+      local wait = opts.poll_interval or (type(ms) == "number" and ms / 1000) or DEFAULT_POLL
       if deadline then
         local left = deadline - transport:now()
         if left <= 0 then return nil, errors.new("timeout", ("task %s still %s after max_wait"):format(id,
