@@ -53,7 +53,7 @@ elseif mode == "client" then
   end
   function send()
     sent = sent + 1
-    peer:request("subtract", { sent * 3, sent % 1000 }, settled)
+    peer:request("subtract", { sent * 3, sent % 1000 }, nil, settled)
   end
   for _ = 1, PER_READ do send() end
   run(function(bytes) peer:receive(bytes) end, REPLY)

@@ -54,7 +54,7 @@ local methods = {
 --- Register the example methods on a peer.
 ---@param peer jrpc.Peer
 local function install(peer)
-  peer:methods(methods)
+  for name, fn in pairs(methods) do peer:method(name, fn) end
   peer:method("subtract", function(p) return p.minuend - p.subtrahend end,
     jrpc.params{ "minuend:number", "subtrahend:number" })
 end
@@ -112,7 +112,7 @@ local peer_opts = { framing = opts.framing, profile = opts.profile }
 if opts.transport == "blocking" then
   local peer = jrpc.stdio.peer(peer_opts)
   install(peer)
-  jrpc.stdio.run(peer)
+  jrpc.stdio.serve(peer)
 else
   local loop = jrpc.uv.new(require "luv", { catch_sigpipe = true })
   local conn = assert(loop:stdio{ framing = opts.framing, profile = opts.profile,

@@ -17,7 +17,7 @@ local loop = S.loop
 local function send_many(conn, method, n, params)
   local settled = {}
   for i = 1, n do
-    conn.peer:request(method, params or { i, 1 }, function(err, result)
+    conn.peer:request(method, params or { i, 1 }, nil, function(err, result)
       settled[#settled + 1] = { i = i, err = err, result = result }
     end)
   end
@@ -82,7 +82,7 @@ describe("fault: the peer dies mid-request", function()
       -- keep sending while it dies: each settles, none is lost or doubled
       local extra = {}
       for i = 1, 30 do
-        child.peer:request("subtract", { i, 1 }, function(err) extra[#extra + 1] = { i = i, err = err } end)
+        child.peer:request("subtract", { i, 1 }, nil, function(err) extra[#extra + 1] = { i = i, err = err } end)
         loop:sleep(0.005)
       end
       assert.is_true(S.wait_until(function() return #settled == 20 and #extra == 30 end, 2))
@@ -171,7 +171,7 @@ describe("fault: the peer stops reading", function()
       local params = { string.rep("x", 4000) }
       local accepted, busy = 0, nil
       for _ = 1, 10000 do
-        local _, err = stuck.peer:request("update", params, function() end)
+        local _, err = stuck.peer:request("update", params, nil, function() end)
         if stuck:busy() then
           local _, e = stuck.peer:request("update", params)
           busy = e
@@ -188,7 +188,7 @@ describe("fault: the peer stops reading", function()
       -- meanwhile: 1000 requests to the other child, while we keep hammering the stuck one
       local done, hammered = 0, 0
       for i = 1, 1000 do
-        other.peer:request("subtract", { i, 1 }, function(err, r)
+        other.peer:request("subtract", { i, 1 }, nil, function(err, r)
           assert.is_nil(err)
           assert.are.equal(i - 1, r)
           done = done + 1

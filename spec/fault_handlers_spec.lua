@@ -14,7 +14,7 @@ local jrpc = require "jrpc"
 local function child_peer(methods, args, opts)
   local child, _, log = assert(F.peer(opts, args))
   local tap = F.tap(child)
-  child.peer:methods(methods or {})
+  for name, fn in pairs(methods or {}) do child.peer:method(name, fn) end
   return child, tap, log
 end
 

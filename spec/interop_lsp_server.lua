@@ -47,14 +47,14 @@ local methods = {
 }
 
 local function add_methods(peer)
-  peer:methods(methods)
+  for name, fn in pairs(methods) do peer:method(name, fn) end
   peer:method("sum", function(p) return p.a + p.b end, jrpc.params{ "a:number", "b:number" })
 end
 
 local function serve_blocking()
   local peer = jrpc.stdio.peer{ profile = "lsp" }
   add_methods(peer)
-  jrpc.stdio.run(peer)
+  jrpc.stdio.serve(peer)
 end
 
 local function serve_uv()

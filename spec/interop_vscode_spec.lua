@@ -106,7 +106,7 @@ describe("jrpc client -> vscode-jsonrpc server (node/vscode_server.js)", functio
   it("cancels a request the server sits on: $/cancelRequest, the server answers -32800", function()
     loop:run(function()
       local peer, settled = child.peer, nil
-      local id = peer:request("wait", { tag = "w" }, function(err, result)
+      local id = peer:request("wait", { tag = "w" }, nil, function(err, result)
         settled = { err = err, result = result }
       end)
       local function is_wait(msg) return msg.method == "wait" end

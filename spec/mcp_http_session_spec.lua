@@ -111,16 +111,18 @@ describe("jrpc.mcp legacy session idle timeout", function()
 
   it("ends a session idle that long (404 after), while use keeps it alive", function()
     S.run(function()
-      local http = new_server{ session_idle_timeout = 0.5 }
+      local http = new_server{ session_idle_timeout = 2 }
       local busy, idle = initialize(http.port), initialize(http.port)
-      -- busy is used every 0.15 s for 0.75 s: never idle 0.5 s (0.35 s to
-      -- spare for a loaded machine), while idle is past it by 0.25 s
+      -- busy is used every 0.3 s, then once more after 0.9 s: never idle
+      -- 2 s (a ping, curl included, may take a second on a loaded
+      -- machine), while idle is past it by 0.4 s at least
       for i = 1, 5 do
-        loop:sleep(0.15)
+        loop:sleep(0.3)
         assert.are.same({ 200, "application/json", PONG(i) }, { ping(http.port, busy, i, "2025-11-25") })
       end
+      loop:sleep(0.9)
       assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, idle, 9, "2025-11-25") })
-      loop:sleep(0.8)
+      loop:sleep(2.5)
       assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, busy, 6, "2025-11-25") })
       -- a new initialize is a new session
       local again = initialize(http.port)
@@ -130,24 +132,24 @@ describe("jrpc.mcp legacy session idle timeout", function()
   end)
 
   it("is not idle while its GET stream is open; the clock starts when it closes", function()
-    -- seconds chosen so that curl may start up to about a second late on a
-    -- loaded machine and every step still means what it says
+    -- seconds chosen so that curl may start up to about two seconds late
+    -- on a loaded machine and every step still means what it says
     S.run(function()
-      local http = new_server{ session_idle_timeout = 1.0 }
+      local http = new_server{ session_idle_timeout = 2.0 }
       local sid = initialize(http.port)
-      -- a standalone stream for 3 s (curl gives up then), in the background
-      S.shell_wait(("curl -s -m 3 -o /dev/null -H 'Accept: text/event-stream' -H 'MCP-Session-Id: %s' "
+      -- a standalone stream for 6 s (curl gives up then), in the background
+      S.shell_wait(("curl -s -m 6 -o /dev/null -H 'Accept: text/event-stream' -H 'MCP-Session-Id: %s' "
         .. "http://127.0.0.1:%d/mcp > /dev/null 2>&1 &"):format(sid, http.port))
       -- POSTs that end while the stream is open start no clock either
-      loop:sleep(0.6)
+      loop:sleep(1.2)
       assert.are.same({ 200, "application/json", PONG(1) }, { ping(http.port, sid, 1) })
-      loop:sleep(1.6)  -- past the idle timeout since that POST: the stream keeps it
+      loop:sleep(3.2)  -- past the idle timeout since that POST: the stream keeps it
       assert.are.same({ 200, "application/json", PONG(2) }, { ping(http.port, sid, 2) })
-      loop:sleep(1.4)  -- the stream closed at about 3 s; idle less than 1 s
+      loop:sleep(2.8)  -- the stream closed at about 6 s; idle less than 2 s
       assert.are.same({ 200, "application/json", PONG(3) }, { ping(http.port, sid, 3) })
-      loop:sleep(2.0)
+      loop:sleep(4.0)
       assert.are.same({ 404, "text/plain", UNKNOWN }, { ping(http.port, sid, 4) })
       http:close()
-    end)
+    end, 30)
   end)
 end)

@@ -56,7 +56,7 @@ end
 -- `result` and `err` when the request settles.
 local function start_request(child, method, params)
   local out = {}
-  child.peer:request(method, params, function(err, result)
+  child.peer:request(method, params, nil, function(err, result)
     out.result, out.err, out.done = result, err, true
   end)
   return out

@@ -1,4 +1,4 @@
--- Peer:decode and Peer:deliver: a transport that frames messages itself
+-- link:decode and link:deliver: a transport that frames messages itself
 -- (an HTTP body) decodes one with the peer's codec, looks at it, then has
 -- it dispatched exactly as `receive` would: one decode.
 local jrpc = require "jrpc"
@@ -10,42 +10,42 @@ local function peer_with(out, opts)
   return jrpc.peer(opts)
 end
 
-describe("Peer:decode", function()
+describe("link:decode", function()
   it("gives a request's parts, undispatched", function()
     local out = {}
     local p = peer_with(out, { methods = { add = function(ps) return ps[1] + ps[2] end } })
-    local msg = p:decode('{\n"jsonrpc":"2.0",\n"id":"x\\u0031","method":"add","params":[2,3]}')
+    local msg = jrpc.link(p):decode('{\n"jsonrpc":"2.0",\n"id":"x\\u0031","method":"add","params":[2,3]}')
     assert.are.same({ "request", "add", { 2, 3 }, "x1", '"x\\u0031"' },
       { msg.kind, msg.method, msg.params, msg.id, msg.id_json })
     assert.are.same({}, out)
-    p:deliver(msg)
+    jrpc.link(p):deliver(msg)
     assert.are.same({ '{"jsonrpc":"2.0","result":5,"id":"x\\u0031"}\n' }, out)
   end)
 
   it("gives the id text of an integer id", function()
     local p = peer_with({})
-    assert.are.equal("123456789012345", p:decode('{"jsonrpc":"2.0","id":123456789012345,"method":"m"}').id_json)
+    assert.are.equal("123456789012345", jrpc.link(p):decode('{"jsonrpc":"2.0","id":123456789012345,"method":"m"}').id_json)
   end)
 
   it("gives a notification, a result and an error", function()
     local p = peer_with({})
-    local n = p:decode('{"jsonrpc":"2.0","method":"note","params":{"a":1}}')
+    local n = jrpc.link(p):decode('{"jsonrpc":"2.0","method":"note","params":{"a":1}}')
     assert.are.same({ "notification", "note", { a = 1 } }, { n.kind, n.method, n.params })
-    local r = p:decode('{"jsonrpc":"2.0","id":4,"result":[1]}')
+    local r = jrpc.link(p):decode('{"jsonrpc":"2.0","id":4,"result":[1]}')
     assert.are.same({ "result", 4, { 1 } }, { r.kind, r.id, r.result })
-    local e = p:decode('{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"m"}}')
+    local e = jrpc.link(p):decode('{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"m"}}')
     assert.are.same({ "error", 4, { code = -1, message = "m" } }, { e.kind, e.id, e.error })
   end)
 
   it("gives bad text as kind invalid, which deliver answers as a read would", function()
     local out = {}
     local p = peer_with(out, { role = "server", max_message_bytes = 40 })
-    local bad = p:decode('{"jsonrpc":"1.0","id":3,"method":"m"}')
+    local bad = jrpc.link(p):decode('{"jsonrpc":"1.0","id":3,"method":"m"}')
     assert.are.same({ "invalid", 3, { code = -32600, message = "Invalid Request" } }, { bad.kind, bad.id, bad.error })
-    p:deliver(bad)
-    local big = p:decode('{"jsonrpc":"2.0","id":8,"method":"m","params":["' .. ("x"):rep(40) .. '"]}')
+    jrpc.link(p):deliver(bad)
+    local big = jrpc.link(p):decode('{"jsonrpc":"2.0","id":8,"method":"m","params":["' .. ("x"):rep(40) .. '"]}')
     assert.are.same({ "invalid", 8, { code = -32600, message = "Message too large" } }, { big.kind, big.id, big.error })
-    p:deliver(big)
+    jrpc.link(p):deliver(big)
     assert.are.same({ '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":3}\n',
       '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Message too large"},"id":8}\n' }, out)
   end)
@@ -54,16 +54,16 @@ describe("Peer:decode", function()
     local out = {}
     local decoder = peer_with({})
     local p = peer_with(out, { methods = { echo = function(ps) return ps end } })
-    p:deliver(decoder:decode('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"k":"v"}}'))
+    jrpc.link(p):deliver(jrpc.link(decoder):decode('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"k":"v"}}'))
     assert.are.same({ '{"jsonrpc":"2.0","result":{"k":"v"},"id":1}\n' }, out)
   end)
 
   it("delivers nothing into a closed peer", function()
     local out = {}
     local p = peer_with(out, { methods = { echo = function(ps) return ps end } })
-    local msg = p:decode('{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}')
+    local msg = jrpc.link(p):decode('{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}')
     p:close("done")
-    p:deliver(msg)
+    jrpc.link(p):deliver(msg)
     assert.are.same({}, out)
   end)
 end)

@@ -9,8 +9,8 @@ describe("jrpc.peer{ empty_dict = mt }", function()
     local peer = jrpc.peer{ send = function(b) out[#out + 1] = b end, empty_dict = mt }
     local got
     peer:request("textDocument/codeAction", { context = { diagnostics = {} } },
-      function(err, result) got = { err, result } end)
-    peer:request("workspace/symbol", { options = setmetatable({}, mt) }, function() end)
+      nil, function(err, result) got = { err, result } end)
+    peer:request("workspace/symbol", { options = setmetatable({}, mt) }, nil, function() end)
     assert.same({ '{"jsonrpc":"2.0","method":"textDocument/codeAction","params":{"context":{"diagnostics":[]}},"id":1}\n',
       '{"jsonrpc":"2.0","method":"workspace/symbol","params":{"options":{}},"id":2}\n' }, out)
     peer:receive('{"jsonrpc":"2.0","result":{"capabilities":{"colorProvider":{}},"list":[]},"id":1}\n')

@@ -19,7 +19,7 @@ describe("a raise inside dispatch", function()
       end,
       methods = { echo = function(p) return p end },
     }
-    peer:request("ours", nil, function() end)  -- pending, with a deadline
+    peer:request("ours", nil, nil, function() end)  -- pending, with a deadline
     out[1] = nil
     broken = true
     peer:receive(echo_request(1))
@@ -159,12 +159,12 @@ end)
 describe("one failure shape for request and notify", function()
   it("notify fails with the same jrpc.Error codes as request", function()
     local peer = capture()
-    peer:set_busy("queue full")
+    jrpc.link(peer):set_busy("queue full")
     local ok, err = peer:notify("n", {})
     assert.is_nil(ok)
     assert.same({ code = "busy", message = "queue full" }, err)
     assert.equal("jrpc error busy: queue full", tostring(err))
-    local _, rerr = peer:request("m", {}, function() end)
+    local _, rerr = peer:request("m", {}, nil, function() end)
     assert.same(err, rerr)
   end)
 end)
@@ -179,7 +179,7 @@ describe("end of input", function()
     } }
     peer:receive(line '{"jsonrpc":"2.0","method":"ask","id":1}')
     local closed = false
-    assert.is_true(peer:finish("end of input", function() closed = true end))
+    assert.is_true(jrpc.link(peer):finish("end of input", function() closed = true end))
     assert.is_true(closed)
     assert.same({ line '{"jsonrpc":"2.0","method":"client/thing","params":{},"id":1}',
       line '{"jsonrpc":"2.0","result":"asked: closed","id":1}' }, out)
@@ -197,7 +197,7 @@ describe("end of input", function()
     } }
     peer:receive(line '{"jsonrpc":"2.0","method":"later","id":7}')
     local closed = false
-    assert.is_false(peer:finish("end of input", function() closed = true end))
+    assert.is_false(jrpc.link(peer):finish("end of input", function() closed = true end))
     assert.is_false(closed)
     assert.is_false(peer:closed())
     wake()
@@ -210,8 +210,8 @@ end)
 describe("null params", function()
   it("nil and jrpc.null mean no params when sending", function()
     local peer, out = capture{ profile = "lsp" }
-    peer:request("shutdown", jrpc.null, function() end)
-    peer:request("shutdown", nil, function() end)
+    peer:request("shutdown", jrpc.null, nil, function() end)
+    peer:request("shutdown", nil, nil, function() end)
     assert.is_true(peer:notify("exit", jrpc.null))
     local function frame(json) return "Content-Length: " .. #json .. "\r\n\r\n" .. json end
     assert.same({ frame '{"jsonrpc":"2.0","method":"shutdown","id":1}',

@@ -69,9 +69,9 @@ describe("peer handlers and contexts", function()
     assert.same({ '{"jsonrpc":"2.0","result":true,"id":7}\n' }, out)
   end)
 
-  it("registers several methods and validates declared params", function()
+  it("registers methods one by one and validates declared params", function()
     local peer, out = capture()
-    peer:methods{ one = function() return 1 end, two = function() return 2 end }
+    for name, fn in pairs{ one = function() return 1 end, two = function() return 2 end } do peer:method(name, fn) end
     peer:method("sub", function(p) return p.a - p.b end, { "a:integer", "b:integer" })
     peer:receive(line '{"jsonrpc":"2.0","method":"two","id":1}'
       .. line '{"jsonrpc":"2.0","method":"sub","params":{"b":1,"a":10},"id":2}'
@@ -235,7 +235,7 @@ describe("awaiting handlers", function()
     end)
     b:method("upper", function(p) return p[1]:upper() end)
     local got
-    a:request("ask", nil, function(err, result) got = { err, result } end)
+    a:request("ask", nil, nil, function(err, result) got = { err, result } end)
     pump()
     assert.same({ nil, "hello LUA1 and LUA2" }, got)
     assert.same({}, logs)
@@ -279,7 +279,7 @@ describe("awaiting handlers", function()
 
   it("report an error raised in a callback without breaking receive", function()
     local peer, _, logs = capture()
-    peer:request("x", nil, function() error("callback bug") end)
+    peer:request("x", nil, nil, function() error("callback bug") end)
     peer:receive(line '{"jsonrpc":"2.0","result":1,"id":1}')
     assert.same({ "request callback failed: spec/peer_spec.lua:282: callback bug" }, logs)
   end)
@@ -292,17 +292,17 @@ describe("awaiting handlers", function()
     peer:method("ping", function() return "pong" end)
     local got = {}
     local function note(i) return function(err, result) got[#got + 1] = { i, err and err.code, result } end end
-    peer:request("x", nil, function() error("first", 0) end)   -- 1: raises
-    peer:request("x", nil, note(2))
-    peer:request("x", nil, function(_, r) got[#got + 1] = { 3, r }; error({ "not a string" }) end)
-    peer:request("x", nil, note(4))
+    peer:request("x", nil, nil, function() error("first", 0) end)   -- 1: raises
+    peer:request("x", nil, nil, note(2))
+    peer:request("x", nil, nil, function(_, r) got[#got + 1] = { 3, r }; error({ "not a string" }) end)
+    peer:request("x", nil, nil, note(4))
     local co_got = {}
     local co = coroutine.create(function() co_got = { peer:request("x", nil) } end)  -- 5: waits
     assert(coroutine.resume(co))
-    peer:request("x", nil, function() error("in a batch", 0) end)  -- 6: a batch member's reply
-    peer:request("x", nil, note(7))
-    peer:request("x", nil, function() error("on an error reply", 0) end)  -- 8
-    peer:request("x", nil, note(9))
+    peer:request("x", nil, nil, function() error("in a batch", 0) end)  -- 6: a batch member's reply
+    peer:request("x", nil, nil, note(7))
+    peer:request("x", nil, nil, function() error("on an error reply", 0) end)  -- 8
+    peer:request("x", nil, nil, note(9))
     out[1] = nil; for i = 2, #out do out[i] = nil end
     peer:receive(line '{"jsonrpc":"2.0","result":"a","id":1}'
       .. line '{"jsonrpc":"2.0","result":"b","id":2}'
@@ -323,7 +323,7 @@ describe("awaiting handlers", function()
     assert.same({ '{"jsonrpc":"2.0","result":"pong","id":"p"}\n' }, out)
     assert.equal(0, peer:stats().pending)
     -- and the peer goes on as before
-    peer:request("x", nil, note(10))
+    peer:request("x", nil, nil, note(10))
     peer:receive(line '{"jsonrpc":"2.0","result":"j","id":10}')
     assert.same({ 10, nil, "j" }, got[6])
   end)
@@ -334,7 +334,7 @@ describe("requests", function()
     local peer, out = capture()
     local got = {}
     for i = 1, 3 do
-      local id = peer:request("m", { i }, function(err, result) got[#got + 1] = { i, err, result } end)
+      local id = peer:request("m", { i }, nil, function(err, result) got[#got + 1] = { i, err, result } end)
       assert.equal(i, id)
     end
     assert.same({ '{"jsonrpc":"2.0","method":"m","params":[1],"id":1}\n',
@@ -391,6 +391,12 @@ describe("requests", function()
     assert.equal("line " .. here + 12 .. ": a batch needs at least one call", blame(function() peer:batch({}, print) end))
     assert.equal("line " .. here + 14 .. ": jrpc.peer: option timeout must be a number of seconds",
       blame(function() jrpc.peer{ send = print, timeout = "1" } end))
+    -- one form: the callback is always the fourth argument
+    local before = peer:stats().pending
+    assert.equal("line " .. debug.getinfo(1, "l").currentline + 2
+      .. ": opts must be a table or nil (the callback is the fourth argument)",
+      blame(function() peer:request("m", nil, print) end))
+    assert.equal(before, peer:stats().pending)
   end)
 
   it("use the caller's id and raise on a clash with one in flight", function()
@@ -400,13 +406,13 @@ describe("requests", function()
     assert.has_error(function() peer:request("m", nil, { id = "mine" }, function() end) end)
     -- the counter skips ids taken by the caller
     peer:request("m", nil, { id = 1 }, function() end)
-    assert.equal(2, peer:request("m", nil, function() end))
+    assert.equal(2, peer:request("m", nil, nil, function() end))
   end)
 
   it("fail with code encode when params cannot be encoded", function()
     local peer, out = capture()
     local got
-    peer:request("m", { print }, function(err) got = err end)
+    peer:request("m", { print }, nil, function(err) got = err end)
     assert.equal("encode", got.code)
     assert.same({}, out)
     assert.equal(0, peer:stats().pending)
@@ -415,8 +421,8 @@ describe("requests", function()
   it("fail with code too_many_pending past max_pending", function()
     local peer = capture{ max_pending = 1 }
     local got
-    peer:request("m", nil, function() end)
-    peer:request("m", nil, function(err) got = err end)
+    peer:request("m", nil, nil, function() end)
+    peer:request("m", nil, nil, function(err) got = err end)
     assert.equal("too_many_pending", got.code)
   end)
 
@@ -432,7 +438,7 @@ describe("requests", function()
 
   it("drop responses that match nothing, and count them", function()
     local peer, out, logs = capture()
-    peer:request("m", nil, function() end)
+    peer:request("m", nil, nil, function() end)
     peer:receive(line '{"jsonrpc":"2.0","result":1,"id":99}'
       .. line '{"jsonrpc":"2.0","result":1,"id":"1"}'
       .. line '{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}')
@@ -454,7 +460,7 @@ describe("broken responses", function()
   it("settle the request they name with code invalid_response, unanswered", function()
     local peer, out = capture()
     local got = {}
-    peer:request("m", nil, function(err, result) got[#got + 1] = { err, result } end)
+    peer:request("m", nil, nil, function(err, result) got[#got + 1] = { err, result } end)
     peer:receive(line '{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":1}')
     assert.equal(1, #got)
     assert.equal("invalid_response", got[1][1].code)
@@ -485,7 +491,7 @@ describe("timeouts", function()
     local peer, out = capture{ clock = function() return now end }
     local got = {}
     peer:request("slow", nil, { timeout = 5 }, function(err) got[#got + 1] = err end)
-    peer:request("other", nil, function(err) got[#got + 1] = err end)
+    peer:request("other", nil, nil, function(err) got[#got + 1] = err end)
     assert.equal(105, peer:tick())
     now = 104.9
     assert.equal(105, peer:tick())
@@ -516,7 +522,7 @@ describe("cancel", function()
   it("settles our request and tells the peer ($/cancelRequest)", function()
     local peer, out = capture()
     local got = {}
-    local id = peer:request("m", nil, function(err) got[#got + 1] = err end)
+    local id = peer:request("m", nil, nil, function(err) got[#got + 1] = err end)
     assert.is_true(peer:cancel(id, "user"))
     assert.is_false(peer:cancel(id))
     assert.equal(1, #got)
@@ -529,7 +535,7 @@ describe("cancel", function()
 
   it("sends notifications/cancelled with a reason in profile mcp", function()
     local peer, out = capture{ profile = "mcp" }
-    local id = peer:request("m", nil, function() end)
+    local id = peer:request("m", nil, nil, function() end)
     peer:cancel(id, "bored")
     local n = jrpc.decode(out[2])
     assert.equal("notifications/cancelled", n.method)
@@ -583,7 +589,7 @@ describe("close", function()
     local peer = capture()
     local calls = {}
     for i = 1, 3 do
-      peer:request("m", nil, function(err, result) calls[#calls + 1] = { i, err, result } end)
+      peer:request("m", nil, nil, function(err, result) calls[#calls + 1] = { i, err, result } end)
     end
     local r = spawn(function() return peer:request("m", nil) end)
     peer:close("bye")
@@ -605,7 +611,7 @@ describe("close", function()
     local peer, out = capture()
     peer:close()
     local got
-    assert.is_nil(peer:request("m", nil, function(err) got = err end))
+    assert.is_nil(peer:request("m", nil, nil, function(err) got = err end))
     assert.equal("closed", got.code)
     assert.equal("connection closed", got.message)
     local r = spawn(function() return peer:request("m", nil) end)
@@ -644,9 +650,9 @@ describe("close", function()
     local peer, out = capture()
     peer:method("m", function() return 1 end)
     local got
-    peer:request("x", nil, function(err) got = err end)
+    peer:request("x", nil, nil, function(err) got = err end)
     peer:receive('{"jsonrpc":"2.0","method":"m","id":1}')  -- no newline
-    peer:finish()
+    jrpc.link(peer):finish()
     assert.equal('{"jsonrpc":"2.0","result":1,"id":1}\n', out[2])
     assert.equal("closed", got.code)
   end)

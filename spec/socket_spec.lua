@@ -144,7 +144,7 @@ describe("jrpc.socket against its own server", function()
     local conn = assert(loop:connect{ port = server.port, on_connect = function() end })
     assert(pump_until(function() return not conn._connecting end, 5))
     local got, gerr
-    conn.peer:request("echo", { big }, function(err, res) gerr, got = err, res end)
+    conn.peer:request("echo", { big }, nil, function(err, res) gerr, got = err, res end)
     -- more than the socket takes at once: the rest waits for later pumps
     assert.is_true(conn:write_queue_size() > 0)
     assert.is_true(pump_until(function() return got ~= nil or gerr ~= nil end, 20))
@@ -197,7 +197,7 @@ describe("jrpc.socket with a raw peer", function()
     local conn = assert(loop:connect{ port = port, on_connect = function() end })
     local raw = raw_accept(srv)
     local err1
-    conn.peer:request("never", nil, function(err) err1 = err end)
+    conn.peer:request("never", nil, nil, function(err) err1 = err end)
     assert(pump_until(function()
       local s, _, partial = raw:receive("*l")
       return (s or partial or "") ~= ""

@@ -6,7 +6,7 @@ local jrpc = require "jrpc"
 local SERVER = [[
 local framing = ...
 local jrpc = require "jrpc"
-jrpc.stdio.serve{
+jrpc.stdio.serve(jrpc.stdio.peer{
   framing = framing,
   methods = {
     ask = function(_, ctx)
@@ -20,7 +20,7 @@ jrpc.stdio.serve{
     echo = function(p) return p end,
     note = function(p) io.stderr:write("note ", p[1], "\n") end,
   },
-}
+})
 io.stderr:write("served\n")
 ]]
 
@@ -108,7 +108,7 @@ for _, interpreter in ipairs{ "lua5.4", "luajit" } do
   end)
 end
 
-describe("jrpc.stdio.run", function()
+describe("jrpc.stdio.serve", function()
   it("reads from any file handle and finishes the peer at its end", function()
     local path = os.tmpname()
     write_file(path, '{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}\n')
@@ -116,7 +116,7 @@ describe("jrpc.stdio.run", function()
     local peer = jrpc.stdio.peer{ send = function(b) out[#out + 1] = b end }
     peer:method("echo", function(p) return p end)
     local input = assert(io.open(path, "rb"))
-    jrpc.stdio.run(peer, input)
+    jrpc.stdio.serve(peer, input)
     input:close()
     os.remove(path)
     assert.same({ '{"jsonrpc":"2.0","result":[1],"id":1}\n' }, out)
@@ -132,8 +132,8 @@ local abi = rawget(_G, "jit") and "jit" or "5.4"
 package.cpath = (os.getenv(abi == "jit" and "JRPC_CPATH_JIT" or "JRPC_CPATH_5_4")
   or './build/' .. abi .. '/?.so') .. ';' .. package.cpath
 local jrpc = require "jrpc"
-jrpc.stdio.serve{ framing = framing, on_error = function() end,
-  methods = { subtract = function(p) return p[1] - p[2] end } }
+jrpc.stdio.serve(jrpc.stdio.peer{ framing = framing, on_error = function() end,
+  methods = { subtract = function(p) return p[1] - p[2] end } })
 local f = io.open("/proc/self/status")
 local hwm = f:read("a"):match("VmHWM:%s*(%d+)")
 f:close()

@@ -99,8 +99,11 @@ describe("jrpc.stdio options", function()
     raises("jrpc.stdio.peer: unknown option 'framng' (did you mean 'framing'?)", function()
       jrpc.stdio.peer{ framng = "lsp" }
     end)
-    raises("jrpc.stdio.serve: unknown option 'methds' (did you mean 'methods'?)", function()
-      jrpc.stdio.serve{ methds = {} }
+    raises("jrpc.stdio.peer: unknown option 'methds' (did you mean 'methods'?)", function()
+      jrpc.stdio.peer{ methds = {} }
+    end)
+    raises("jrpc.stdio.serve: expected a peer (make one with jrpc.stdio.peer{...}), got table", function()
+      jrpc.stdio.serve{ methods = {} }
     end)
   end)
 end)

@@ -22,7 +22,7 @@ local BIG = string.rep("x", 64 * 1024)
 local function fill(conn, method)
   local results, accepted, failure = {}, 0, nil
   for i = 1, 1000 do
-    conn.peer:request(method, { BIG }, function(err, r)
+    conn.peer:request(method, { BIG }, nil, function(err, r)
       if err and err.code == "busy" and failure == nil and results[i] == nil then failure = err end
       results[i] = err or r
     end)
@@ -141,14 +141,14 @@ local req = [=[{"jsonrpc":"2.0","method":"echo","params":["]] .. string.rep("y",
       local child = assert(S.sh(flooder(""), { max_write_queue = 256 * 1024 }))
       child.peer:method("echo", function(p) return p end)
       local settled
-      child.peer:request("never_answered", {}, function(err) settled = err end)
+      child.peer:request("never_answered", {}, nil, function(err) settled = err end)
       assert.is_true(S.wait_until(function() return child:busy() ~= nil end, 5),
         "queued " .. child:write_queue_size())
       assert.is_true(child:write_queue_size() > 256 * 1024)
-      assert.are.equal(1, child.peer:awaiting())
+      assert.are.equal(1, child.link:awaiting())
       child:kill("sigkill")
       assert.is_true(S.wait_until(function() return settled ~= nil end, 5))
-      assert.are.equal(0, child.peer:awaiting())
+      assert.are.equal(0, child.link:awaiting())
     end, 30)
   end)
 

@@ -102,7 +102,7 @@ end)
     end)
     timer:close()
     assert.is_false(ok)
-    assert.are.equal("jrpc.uv.run: stopped (loop:stop()) before the function returned", err)
+    assert.are.equal("loop:run: stopped (loop:stop()) before the function returned", err)
   end)
 
   it("raises instead of hanging when the function waits for nothing", function()
@@ -113,7 +113,7 @@ print(ok, err)
     local status, out, _, took = S.shell(S.INTERP .. " " .. path)
     os.remove(path)
     assert.are.equal(0, status)
-    assert.are.equal("false\tjrpc.uv.run: the function waits, but nothing on the loop can wake it\n", out)
+    assert.are.equal("false\tloop:run: the function waits, but nothing on the loop can wake it\n", out)
     assert.is_true(took < 2)
   end)
 end)
@@ -125,7 +125,7 @@ describe("jrpc.uv loop:serve_forever", function()
     local server = assert(loop:listen{ port = 0, methods = { add = function(p) return p[1] + p[2] end } })
     local got
     loop:connect{ port = server.port, on_connect = function(conn)
-      conn.peer:request("add", { 1, 2 }, function(_, r)
+      conn.peer:request("add", { 1, 2 }, nil, function(_, r)
         got = r
         loop:stop()
       end)
@@ -177,7 +177,7 @@ describe("jrpc.uv loop:pump", function()
     -- the server starts 50 ms late, so no single pump can see the answer
     local child = assert(S.sh("sleep 0.05; exec " .. S.INTERP .. " examples/spec_server.lua"))
     local got
-    child.peer:request("subtract", { 42, 23 }, function(err, r) got = err or r end)
+    child.peer:request("subtract", { 42, 23 }, nil, function(err, r) got = err or r end)
     local pumps, slowest = 0, 0
     while got == nil and pumps < 2000 do
       local t0 = os.clock()  -- processor time: a loaded machine may stop us mid-pump

@@ -84,7 +84,7 @@ describe("jrpc.uv TCP", function()
       local server = start_server{ port = 0 }
       local conn = assert(loop:connect{ port = server.port })
       local got
-      conn.peer:request("hang", {}, function(err) got = err end)
+      conn.peer:request("hang", {}, nil, function(err) got = err end)
       assert.is_true(S.wait_until(function() return count(server.connections) == 1 end))
       loop:sleep(0.02)
       local t0 = S.now()
@@ -138,7 +138,7 @@ describe("jrpc.uv TCP", function()
     end)
     assert.is_true(loop:connect{ port = server.port, on_connect = function(conn, err)
       assert.is_nil(err)
-      conn.peer:request("subtract", { 10, 4 }, function(rerr, result)
+      conn.peer:request("subtract", { 10, 4 }, nil, function(rerr, result)
         got = rerr or result
         server:close()
       end)

@@ -11,7 +11,7 @@ describe("jrpc.uv spawn", function()
       local child = assert(S.spec_server())
       local results, settled = {}, 0
       for i = 1, 1000 do
-        child.peer:request("subtract", { i * 3, i }, function(err, result)
+        child.peer:request("subtract", { i * 3, i }, nil, function(err, result)
           results[i] = err or result
           settled = settled + 1
         end)
@@ -30,7 +30,7 @@ describe("jrpc.uv spawn", function()
       local child = assert(S.sh("exec sleep 30"))  -- never answers, keeps stdout open
       local errs = {}
       for i = 1, 10 do
-        child.peer:request("subtract", { i, 1 }, function(err) errs[#errs + 1] = err end)
+        child.peer:request("subtract", { i, 1 }, nil, function(err) errs[#errs + 1] = err end)
       end
       loop:sleep(0.05)
       assert.are.equal(0, #errs)
@@ -54,8 +54,8 @@ describe("jrpc.uv spawn", function()
     S.run(function()
       local child = assert(S.sh([[read x; echo '{"jsonrpc":"2.0","result":7,"id":1}'; exit 3]]))
       local first, second
-      child.peer:request("subtract", { 8, 1 }, function(err, r) first = err or r end)
-      child.peer:request("subtract", { 9, 1 }, function(err) second = err end)
+      child.peer:request("subtract", { 8, 1 }, nil, function(err, r) first = err or r end)
+      child.peer:request("subtract", { 9, 1 }, nil, function(err) second = err end)
       assert.is_true(S.wait_until(function() return second ~= nil end, 2))
       assert.are.equal(7, first)
       assert.are.equal("closed", second.code)
@@ -88,7 +88,7 @@ describe("jrpc.uv spawn", function()
       S.run(function()
         local child = assert(S.spec_server())
         local pending
-        child.peer:request("subtract", { 5, 2 }, function(err, r) pending = err or r end)
+        child.peer:request("subtract", { 5, 2 }, nil, function(err, r) pending = err or r end)
         local t0 = S.now()
         -- a grace long enough for a loaded machine under ASan: the point is
         -- that it exits by itself (no signal), well before the grace ends
@@ -209,7 +209,7 @@ describe("jrpc.uv deadlines", function()
       local child = assert(S.sh("exec sleep 30", { timeout = 0.3 }))
       local t0, times = S.now(), {}
       child.peer:request("a", {}, { timeout = 0.1 }, function(err) times.a = { err.code, S.since(t0) } end)
-      child.peer:request("b", {}, function(err) times.b = { err.code, S.since(t0) } end)
+      child.peer:request("b", {}, nil, function(err) times.b = { err.code, S.since(t0) } end)
       child.peer:request("c", {}, { timeout = 0.05 }, function(err) times.c = { err.code, S.since(t0) } end)
       assert.is_true(S.wait_until(function() return times.b ~= nil end, 2))
       assert.are.equal("timeout", times.a[1])

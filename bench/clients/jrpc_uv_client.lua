@@ -104,7 +104,7 @@ function send()
   local id = next_id
   next_id = id + 1
   local a, b = (id % 100000) * 3, id % 1000
-  local _, rerr = peer:request("subtract", { a, b }, subtract_callback(a, b, opt.latency and uv.hrtime()))
+  local _, rerr = peer:request("subtract", { a, b }, nil, subtract_callback(a, b, opt.latency and uv.hrtime()))
   if rerr then fail("cannot send: " .. tostring(rerr.message)) end
 end
 

@@ -66,7 +66,7 @@ end
 local function send_round()
   rounds_sent = rounds_sent + 1
   for _, call in ipairs(round_calls(rounds_sent)) do
-    child.peer:request(call[1], call[2], function(err, result)
+    child.peer:request(call[1], call[2], nil, function(err, result)
       on_answer(call, err, result)
     end)
   end

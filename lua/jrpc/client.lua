@@ -204,7 +204,7 @@ local function set_deadlines(peer, on)
   local calls = peer._calls
   if calls.deadlines == on then return end
   calls.deadlines = on
-  peer:on_read(on and M.check_deadlines or nil)
+  peer._reader.on_read(on and M.check_deadlines or nil)
 end
 
 -- The deadline of a request that may take `timeout` seconds (raises at
@@ -263,26 +263,23 @@ end
 ---@param peer table
 ---@param method string
 ---@param params any
----@param opts? {timeout?: number, id?: integer|string}  or the callback
+---@param opts? {timeout?: number, id?: integer|string}
 ---@param callback? fun(err: jrpc.Error|nil, result: any)
 function M.request(peer, method, params, opts, callback)
   if type(method) ~= "string" then error("method must be a string", 2) end
   local co = nil  -- the coroutine that waits, when there is no callback
+  if opts ~= nil and type(opts) ~= "table" then
+    error(type(opts) == "function" and "opts must be a table or nil (the callback is the fourth argument)"
+      or "opts must be a table", 2)
+  end
   if callback == nil then
-    if type(opts) == "function" then  -- request(method, params, callback)
-      opts, callback = nil, opts
-    elseif opts ~= nil and type(opts) ~= "table" then
-      error("opts must be a table", 2)
-    else
-      co = current() or error("outside a coroutine a callback is required", 2)
-    end
+    co = current() or error("outside a coroutine a callback is required", 2)
   elseif type(callback) ~= "function" then
     error("callback must be a function", 2)
   end
   local calls = peer._calls
   local timeout, chosen = calls.timeout, nil
   if opts ~= nil then
-    if type(opts) ~= "table" then error("opts must be a table", 2) end
     if opts.timeout ~= nil then timeout = opts.timeout end
     chosen = opts.id
   end

@@ -70,6 +70,7 @@ end
 
 ---@class jrpc.Connection
 ---@field peer jrpc.Peer
+---@field link jrpc.Link  the peer's transport side (jrpc.peer.link)
 ---@field close_reason string|nil  why it closed (nil while open)
 ---@field on_close? fun(reason: string)
 local Connection = {}
@@ -98,17 +99,17 @@ end
 --- Why the connection is busy (its write queue is over the bound), or nil.
 ---@return string|nil
 function Connection:busy()
-  return self._busy and self.peer:busy() or nil
+  return self._busy and self.link:busy() or nil
 end
 
 -- The bound is passed, or the queue is back at half of it.
 function Connection:_set_busy(on, queued)
   self._busy = on
   if on then
-    self.peer:set_busy(("write queue full: %d bytes not yet written (max_write_queue %d)")
+    self.link:set_busy(("write queue full: %d bytes not yet written (max_write_queue %d)")
       :format(queued, self.max_write_queue))
   else
-    self.peer:set_busy(self._hold)  -- a transport's own reason, if any
+    self.link:set_busy(self._hold)  -- a transport's own reason, if any
   end
   self:_update_reading()
 end
@@ -117,7 +118,7 @@ end
 -- `reason`), whatever the write queue does: a transport that is ending.
 function Connection:_hold_sends(reason)
   self._hold = reason
-  self.peer:set_busy(reason)
+  self.link:set_busy(reason)
 end
 
 -- The backlog pause starts or ends (see the top of this file).
@@ -131,13 +132,13 @@ function Connection:_send(bytes)
   local tap = self._tap_sent
   if tap then tap(bytes) end
   -- a request of ours may be what this sends: read for its response
-  if self._backlog and self.peer:awaiting() > 0 then self:_set_backlog(false) end
+  if self._backlog and self.link:awaiting() > 0 then self:_set_backlog(false) end
   local queued = self:_write(bytes)
   if queued == nil or self._busy then return end
   if queued > self.max_write_queue then
     self:_set_busy(true, queued)
   elseif self.pause_reading_at and queued > self.pause_reading_at and not self._backlog
-    and self.peer:awaiting() == 0 then
+    and self.link:awaiting() == 0 then
     self:_set_backlog(true)
   end
 end
@@ -188,10 +189,10 @@ function Connection:finish(reason, grace)
   if self._closed or self._finishing then return end
   self._finishing, self._eof = true, true
   self:_update_reading()
-  local peer = self.peer
-  local ok, closed = pcall(peer.finish, peer, reason, function() self:_close(reason) end)
+  local link = self.link
+  local ok, closed = pcall(link.finish, link, reason, function() self:_close(reason) end)
   if not ok then
-    peer:log("finish failed: " .. tostring(closed))
+    link:log("finish failed: " .. tostring(closed))
     return self:_close(reason, "close")
   end
   if closed or self._closed then return end
@@ -209,10 +210,10 @@ function Connection:_close(reason, how)
   self._closed, self.close_reason = true, reason
   self:_cancel(self._grace_timer)
   self:_closing()
-  local peer = self.peer
-  local log = peer:logger()
-  if how then call(peer[how], how, log, peer, reason) end
-  peer:flush()  -- what a receive under way collected goes out too
+  local peer, link = self.peer, self.link
+  local log = link:logger()
+  if how then call(peer.close, how, log, peer, reason) end
+  link:flush()  -- what a receive under way collected goes out too
   self:_release()
   if self._on_closed then call(self._on_closed, "close hook", log, self, reason) end
   if self.on_close then call(self.on_close, "on_close", log, reason) end
@@ -336,6 +337,7 @@ function M.init(self, loop, opts, how)
   if o.role == nil then o.role = how.role or "server" end
   if o.clock == nil then o.clock = how.clock end
   self.peer = peer_mod.new(o)
+  self.link = peer_mod.link(self.peer)
   return self
 end
 

@@ -177,12 +177,12 @@ end
 ---@param text string
 function HttpPeer:receive(text)
   if self.on_message then self.on_message("<-", text) end
-  local msg = self.peer:decode(text)
+  local msg = self.link:decode(text)
   if msg.kind == "result" or msg.kind == "error" then answered(self, msg) end
   -- what the peer writes meanwhile is held until the read ends; a POST
   -- made here meanwhile (`post`) waits for the end too, to keep the order
   self.reading = self.reading + 1
-  self.peer:deliver(msg)
+  self.link:deliver(msg)
   self.reading = self.reading - 1
   local deferred = self.reading == 0 and self.deferred
   if not deferred then return end
@@ -256,7 +256,7 @@ function HttpPeer:fail(r, err)
   if self.requests[key] ~= r then return end
   self.requests[key] = nil
   if r.handle then r.handle:close() end
-  self.peer:fail(r.id, err)
+  self.link:fail(r.id, err)
 end
 
 --- Request `r`'s exchange (its POST, or a hook's resumption) ended.
@@ -330,7 +330,7 @@ local function post_message(self, info)
         if hooks.posted then
           hooks.posted(info, res, err, st)
         elseif err or (res.status or 0) >= 300 then
-          self.peer:log(("%s: %s"):format(info.method or "response", err or M.status_error(res, st.body).message))
+          self.link:log(("%s: %s"):format(info.method or "response", err or M.status_error(res, st.body).message))
         end
         if not hold then return end
         if hooks.released then return hooks.released(info, function() release(self) end) end
@@ -395,7 +395,7 @@ end
 ---@param callback? fun(err: jrpc.Error|nil, result: any)
 function HttpPeer:request(method, params, callback)
   if callback == nil then
-    return await(self.peer:logger(), function(done) self:request(method, params, done) end)
+    return await(self.link:logger(), function(done) self:request(method, params, done) end)
   end
   return self.peer:request(method, params, {}, callback)
 end
@@ -476,6 +476,7 @@ function M.new(loop, opts)
   peer_opts.framing = "ndjson"  -- `send` splits what it gets into lines
   peer_opts.send = function(bytes) send(self, bytes) end
   self.peer = peers.new(peer_opts)
+  self.link = peers.link(self.peer)
   return self
 end
 

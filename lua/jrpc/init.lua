@@ -81,13 +81,18 @@ M.params = params.declare
 ---@type fun(opts: table): jrpc.Peer
 M.peer = peer.new
 
+--- A peer's transport side (see jrpc.peer.link): what a transport, or a
+--- program doing its own I/O, uses besides `peer:receive` and `peer:tick`.
+---@type fun(peer: jrpc.Peer): jrpc.Link
+M.link = peer.link
+
 --- Transports on libuv: `jrpc.uv.new(require "luv")` (or `vim.uv`). Loading
 --- it does not load luv: the luv module is always passed in.
 M.uv = require "jrpc.uv"
 
 -- Loaded on first use (a program on libuv never maps the blocking
 -- transport's C module, about 100 KiB of resident memory):
---   jrpc.stdio  the blocking stdio transport: `jrpc.stdio.serve{ methods = {...} }`
+--   jrpc.stdio  the blocking stdio transport: `jrpc.stdio.serve(jrpc.stdio.peer{ methods = {...} })`
 --   jrpc.nvim   Neovim helpers (`jrpc.nvim.main()`, `schedule_wrap`, `loop()`),
 --               only meaningful inside Neovim
 local lazy = { stdio = "jrpc.stdio", nvim = "jrpc.nvim" }
@@ -110,7 +115,7 @@ end
 ---@param fn fun(loop: table): ...
 ---@param uv? table
 function M.run(fn, uv)
-  return M.uv.run(fn, uv)
+  return M.uv.new(uv or require "luv"):run(fn)
 end
 
 return M

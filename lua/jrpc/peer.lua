@@ -1,6 +1,13 @@
 --- A JSON-RPC peer: one end of a connection, both client and server.
 -- Transport-agnostic: feed it bytes with `receive`, it writes through `send`.
 --
+-- Two faces. The peer (`jrpc.peer{...}`) is what a program uses: handlers,
+-- requests, notifications, batches, cancel, close, stats, and `receive` /
+-- `tick` for a program that does its own I/O. Its link (`M.link(peer)`) is
+-- what a transport uses besides those: decode/deliver (a message framed by
+-- HTTP), finish (end of input), busy, flush, the clock and deadlines, the
+-- log hooks. See docs/architecture.md, "The transport contract".
+--
 -- A peer is made of parts, each the one owner of its state:
 --   _codec  (jrpc.core codec)  framing, decoding, encoding
 --   _out    (jrpc.output)      outgoing bytes, held during a read
@@ -25,6 +32,12 @@ local M = {}
 ---@class jrpc.Peer
 local Peer = {}
 Peer.__index = Peer
+
+--- The transport's side of a peer (see `M.link`).
+---@class jrpc.Link
+---@field peer jrpc.Peer
+local Link = {}
+Link.__index = Link
 
 -- {======================================================================
 -- Reading
@@ -75,15 +88,17 @@ end
 --- (`error` says why), which `deliver` answers as a read would.
 ---@param text string
 ---@return jrpc.Message
-function Peer:decode(text)
-  return message(self._codec:decode(text))
+function Link:decode(text)
+  local peer = self.peer
+  return message(peer._codec:decode(text))
 end
 
 --- Dispatch a message from `decode` (of this peer or another of the same
 --- profile and limits), exactly as if `receive` had read it.
 ---@param msg jrpc.Message
-function Peer:deliver(msg)
-  return self._reader.decoded(msg[1], msg[2], msg[3], msg[4], msg[5], msg[6])
+function Link:deliver(msg)
+  local peer = self.peer
+  return peer._reader.decoded(msg[1], msg[2], msg[3], msg[4], msg[5], msg[6])
 end
 
 --- The input ended: decode what is left, then close with `reason` -- at
@@ -96,26 +111,28 @@ end
 ---@param reason? string  default "connection closed"
 ---@param on_closed? fun()
 ---@return boolean closed
-function Peer:finish(reason, on_closed)
-  if self._closed then
+function Link:finish(reason, on_closed)
+  local peer = self.peer
+  if peer._closed then
     if on_closed then on_closed() end
     return true
   end
   reason = reason or "connection closed"
-  self._on_closed = on_closed
-  self._codec:finish()
-  self._reader.read(self)
-  if server.waiting(self) == 0 then self:close(reason) end
-  if self._closed then return true end
-  self._out:collect(client.settle_all, self, reason)
-  server.when_idle(self, function() self:close(reason) end)
-  return self._closed
+  peer._on_closed = on_closed
+  peer._codec:finish()
+  peer._reader.read(peer)
+  if server.waiting(peer) == 0 then peer:close(reason) end
+  if peer._closed then return true end
+  peer._out:collect(client.settle_all, peer, reason)
+  server.when_idle(peer, function() peer:close(reason) end)
+  return peer._closed
 end
 
 --- Bytes still needed to complete the current LSP body, or 0 (read a line).
 ---@return integer
-function Peer:want()
-  return self._codec:want()
+function Link:want()
+  local peer = self.peer
+  return peer._codec:want()
 end
 
 -- {======================================================================
@@ -151,15 +168,6 @@ end
 function Peer:fallback(fn)
   if fn ~= nil and type(fn) ~= "function" then error("fallback must be a function or nil", 2) end
   server.fallback(self, fn)
-  return self
-end
-
---- Register several handlers: `{ name = fn, ... }`.
----@param map table<string, function>
----@return jrpc.Peer self
-function Peer:methods(map)
-  if type(map) ~= "table" then error("methods: expected a table of name = function", 2) end
-  for name, fn in pairs(map) do self:method(name, fn) end
   return self
 end
 
@@ -220,9 +228,10 @@ end
 ---@param id integer|string
 ---@param err jrpc.Error
 ---@return boolean  false when the id was not in flight
-function Peer:fail(id, err)
+function Link:fail(id, err)
+  local peer = self.peer
   if getmetatable(err) ~= errors.metatable then error("fail: err must be a jrpc.Error (jrpc.errors.new)", 2) end
-  return client.fail(self, id, err)
+  return client.fail(peer, id, err)
 end
 
 --- Expire requests whose deadline has passed (code "timeout").
@@ -236,37 +245,33 @@ end
 --- The earliest deadline of our pending requests (clock seconds), or nil.
 --- Transports that drive deadlines with a timer ask after each write.
 ---@return number|nil
-function Peer:next_deadline()
-  return client.next_deadline(self)
+function Link:next_deadline()
+  local peer = self.peer
+  return client.next_deadline(peer)
 end
 
 --- Seconds on the peer's clock (option `clock`, default `core.now`).
 ---@return number
-function Peer:now()
-  return client.now(self)
+function Link:now()
+  local peer = self.peer
+  return client.now(peer)
 end
 
 --- Mark the transport busy (its write queue is full): while `reason` is set,
 --- new requests, notifications and batches fail at once with code "busy".
 --- Replies are still written. `nil` clears it.
 ---@param reason? string
-function Peer:set_busy(reason)
+function Link:set_busy(reason)
+  local peer = self.peer
   if reason ~= nil and type(reason) ~= "string" then error("set_busy: reason must be a string or nil", 2) end
-  self._busy = reason
-end
-
---- For the peer's parts: run `fn(peer)` at the start of every read (before
---- any message is decoded; it must not raise), or nothing when `fn` is nil.
---- The client checks deadlines this way only while there are any.
----@param fn? fun(peer: jrpc.Peer)
-function Peer:on_read(fn)
-  self._reader.on_read(fn)
+  peer._busy = reason
 end
 
 --- Why the peer is busy (see `set_busy`), or nil.
 ---@return string|nil
-function Peer:busy()
-  return self._busy
+function Link:busy()
+  local peer = self.peer
+  return peer._busy
 end
 
 --- Close: every pending request settles with code "closed", handlers still
@@ -293,22 +298,25 @@ end
 
 --- Hand what a read under way holds to `send` now (a transport that closes
 --- in the middle of a read).
-function Peer:flush()
-  self._out:flush()
+function Link:flush()
+  local peer = self.peer
+  peer._out:flush()
 end
 
 --- Log through the peer's `on_error` hook.
 ---@param msg string
-function Peer:log(msg)
-  self._log(msg)
+function Link:log(msg)
+  local peer = self.peer
+  peer._log(msg)
 end
 
 --- A routine event (a notification nobody handles, a late reply, a cancel
 --- for an unknown id, junk on a client's input): nothing by default, or
 --- the `on_debug` hook. Faults go to `log` instead.
 ---@param msg string|fun(): string  a function is called only when there is a hook
-function Peer:debug(msg)
-  local d = self._debug
+function Link:debug(msg)
+  local peer = self.peer
+  local d = peer._debug
   if d == nil then return end
   if type(msg) == "function" then msg = msg() end
   d(msg)
@@ -316,15 +324,17 @@ end
 
 --- The log function itself (for transports that report on the peer's behalf).
 ---@return fun(msg: string)
-function Peer:logger()
-  return self._log
+function Link:logger()
+  local peer = self.peer
+  return peer._log
 end
 
 --- How many of this peer's own requests await their response (what
 --- `stats().pending` counts, without making a table).
 ---@return integer
-function Peer:awaiting()
-  return client.awaiting(self)
+function Link:awaiting()
+  local peer = self.peer
+  return client.awaiting(peer)
 end
 
 --- Counters: pending, unmatched, settled, expired, max_pending (from the
@@ -444,8 +454,25 @@ function M.new(opts)
     function(ctx, err, co) server.raised(peer, ctx, err, co) end)
   -- the read, a closure over the parts (see server.reader)
   peer._reader = server.reader(peer)
-  if opts.methods then peer:methods(opts.methods) end
+  peer._link = setmetatable({ peer = peer }, Link)
+  if opts.methods ~= nil then
+    if type(opts.methods) ~= "table" then error("jrpc.peer: option methods must be a table of name = function", 2) end
+    for name, fn in pairs(opts.methods) do peer:method(name, fn) end
+  end
   return peer
+end
+
+--- A peer's link: the transport's side of it (jrpc.Link). A transport, or a
+--- program doing its own I/O, feeds bytes with `peer:receive` and expires
+--- deadlines with `peer:tick`; through the link it also decodes and
+--- delivers messages another layer framed, ends the input, marks the
+--- connection busy, flushes held replies and reports through the peer's
+--- log hooks. Raises for anything but a peer.
+---@param peer jrpc.Peer
+---@return jrpc.Link
+function M.link(peer)
+  if getmetatable(peer) ~= Peer then error("jrpc.peer.link: expected a peer, got " .. type(peer), 2) end
+  return peer._link
 end
 
 --- True for a value made by `new`.

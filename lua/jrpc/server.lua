@@ -284,7 +284,8 @@ local function on_cancel(peer, params)
   local ctx = id ~= nil and peer._srv.by_id[id]
   if not ctx then  -- finished already or unknown: races are normal (routine)
     peer._srv.unknown_cancels = peer._srv.unknown_cancels + 1
-    peer:debug(function() return "cancel for unknown or finished request " .. tostring(id) end)
+    local debug = peer._debug
+    if debug then debug("cancel for unknown or finished request " .. tostring(id)) end
     return false
   end
   ctx._cancelled = true
@@ -604,7 +605,7 @@ function M.reader(peer)
     read = read,
     decoded = function(...) return read(nil, nil, ...) end,  -- a message from Peer:decode
     close = function() closed = true end,  -- the peer closed
-    on_read = function(fn) on_read = fn end,  -- see Peer:on_read
+    on_read = function(fn) on_read = fn end,  -- the client's deadline check
   }
 end
 

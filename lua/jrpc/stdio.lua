@@ -56,44 +56,40 @@ M.bounded = has_lineread
 -- The next chunk: an LSP body's remaining bytes when the codec knows how
 -- many it needs, else (at most MAX_READ bytes of) a line: an ndjson
 -- message or an LSP header line.
-local function read_chunk(peer, input)
-  local want = peer:want()
+local function read_chunk(link, input)
+  local want = link:want()
   if want > 0 then return input:read(want < MAX_READ and want or MAX_READ) end
   return read_line(input)
 end
 
 -- A bug inside the peer is logged; it must not end the server.
-local function guarded(peer, method, chunk)
-  local ok, err = pcall(peer[method], peer, chunk)
-  if not ok then peer:log(method .. " failed: " .. tostring(err)) end
+local function guarded(link, what, fn, obj, arg)
+  local ok, err = pcall(fn, obj, arg)
+  if not ok then link:log(what .. " failed: " .. tostring(err)) end
 end
 
---- Feed `input` (default io.stdin) to the peer until end of input, then
---- `peer:finish()`. Blocks. A failure inside the peer is logged, never fatal.
---- Memory is bounded by the peer's max_message_bytes plus one read.
---- Nothing can wake a waiting handler once the input has ended (there is no
---- event loop here), so the peer closes right after `finish`.
+--- Serve `peer` (from `stdio.peer`) on stdin/stdout: feed it `input`
+--- (default io.stdin) until end of input, then finish. Blocks. A failure
+--- inside the peer is logged, never fatal. Memory is bounded by the peer's
+--- max_message_bytes plus one read. Nothing can wake a waiting handler once
+--- the input has ended (there is no event loop here), so the peer closes
+--- right after the input ends.
 ---@param peer jrpc.Peer
 ---@param input? file*
-function M.run(peer, input)
+---@return jrpc.Peer peer
+function M.serve(peer, input)
+  if not peer_mod.is_peer(peer) then
+    error("jrpc.stdio.serve: expected a peer (make one with jrpc.stdio.peer{...}), got " .. type(peer), 2)
+  end
+  local link = peer_mod.link(peer)
   input = input or io.stdin
   while true do
-    local chunk = read_chunk(peer, input)
+    local chunk = read_chunk(link, input)
     if chunk == nil then break end
-    guarded(peer, "receive", chunk)
+    guarded(link, "receive", peer.receive, peer, chunk)
   end
-  guarded(peer, "finish", "end of input")
+  guarded(link, "finish", link.finish, link, "end of input")
   if not peer:closed() then peer:close("end of input") end
-end
-
---- Serve on stdin/stdout until end of input.
----@param peer_or_opts jrpc.Peer|table  a peer, or options for `stdio.peer`
----  (give handlers with `methods = { name = fn }`)
----@return jrpc.Peer
-function M.serve(peer_or_opts)
-  local peer = peer_or_opts
-  if not peer_mod.is_peer(peer) then peer = new_peer("jrpc.stdio.serve", peer_or_opts) end
-  M.run(peer)
   return peer
 end
 

@@ -135,10 +135,10 @@ local function run_until(self, outcome)
   while outcome() == nil do
     local alive = uv.run("default")
     if outcome() == nil and self._stop_requested then
-      error("jrpc.uv.run: stopped (loop:stop()) before the function returned", 0)
+      error("loop:run: stopped (loop:stop()) before the function returned", 0)
     end
     if outcome() == nil and not alive and not uv.loop_alive() then
-      error("jrpc.uv.run: the function waits, but nothing on the loop can wake it", 0)
+      error("loop:run: the function waits, but nothing on the loop can wake it", 0)
     end
   end
 end
@@ -322,13 +322,6 @@ function M.new(uv, opts)
   end
   if opts.catch_sigpipe then loop:_catch_sigpipe() end
   return loop
-end
-
---- Shorthand: `jrpc.uv.new(uv or require "luv"):run(fn)`.
----@param fn fun(loop: jrpc.uv.Loop): ...
----@param uv? table
-function M.run(fn, uv)
-  return M.new(uv or require "luv"):run(fn)
 end
 
 return M

@@ -58,7 +58,7 @@ loop:run(function()
     by_code[code] = (by_code[code] or 0) + 1
     if err then by_message[err.message] = (by_message[err.message] or 0) + 1 end
   end
-  for i = 1, n do child.peer:request("subtract", { i, 1 }, settled) end
+  for i = 1, n do child.peer:request("subtract", { i, 1 }, nil, settled) end
   out.pending_before = child.peer:stats().pending
   out.held_kib = mem() - start
   -- the child reads them all: they are pending at the other side

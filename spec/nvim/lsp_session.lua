@@ -14,7 +14,7 @@ put("encode_nil", jrpc.encode{ processId = vim.NIL })
 -- a peer with null = vim.NIL decodes null as vim.NIL
 local got
 local p = jrpc.peer{ send = function() end, null = vim.NIL }
-p:request("m", nil, function(_, result) got = result end)
+p:request("m", nil, nil, function(_, result) got = result end)
 p:receive('{"jsonrpc":"2.0","result":{"a":null},"id":1}\n')
 put("decoded_nil", got.a == vim.NIL)
 put("vim_json", vim.json.encode(got))

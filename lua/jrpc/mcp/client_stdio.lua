@@ -23,6 +23,7 @@
 -- This module owns the child and nothing else.
 local options = require "jrpc.options"
 local timers = require "jrpc.uv.timers"
+local peer_mod = require "jrpc.peer"
 
 local M = {}
 
@@ -77,7 +78,7 @@ function Transport:cancel_timer(timer)
 end
 
 function Transport:now()
-  return self.peer:now()
+  return peer_mod.link(self.peer):now()
 end
 
 --- What the server wrote on stderr (option stderr = "pipe").

@@ -217,9 +217,10 @@ local function post(srv, loop, opts, more_peer_opts, sessions, req, res)
   local peer_opts = { profile = "mcp", role = "server", send = writer(res, state) }
   for k, v in pairs(more_peer_opts) do peer_opts[k] = v end
   local peer = peer_mod.new(peer_opts)
+  local link = peer_mod.link(peer)
   -- decoded once, by the peer's codec: these checks read it, then the
   -- peer dispatches it
-  local msg = peer:decode(req.body or "")
+  local msg = link:decode(req.body or "")
   if msg.kind == "invalid" then return error_reply(res, msg.id, msg.error) end
   if sessions_mod.is_legacy(req, msg) then
     -- a 2025-11-25 session: its own routing (http_session.lua)
@@ -235,7 +236,7 @@ local function post(srv, loop, opts, more_peer_opts, sessions, req, res)
 
   srv:attach(peer)
   if msg.id == nil then
-    peer:deliver(msg)
+    link:deliver(msg)
     if not res.started then res:send(202, {}, "") end
     return
   end
@@ -248,7 +249,7 @@ local function post(srv, loop, opts, more_peer_opts, sessions, req, res)
     state.waiter = nil
     if waiter then co.resume(waiter) end
   end
-  peer:deliver(msg)
+  link:deliver(msg)
   local every = opts.listen_keep_alive == nil and DEFAULT_KEEP_ALIVE or opts.listen_keep_alive
   local stop = msg.method == "subscriptions/listen" and every and keep_alive(loop, res, every)
   -- (a response already ended here was refused: max_streams)

@@ -148,6 +148,7 @@ function Sessions:open()
       q[q.last] = { key = id_json, method = method }
     end,
   })
+  sess.link = peer_mod.link(sess.peer)
   self.by_id[sess.id] = sess
   self.count = self.count + 1
   self:find(sess.id)
@@ -212,7 +213,7 @@ end
 local function dispatch(sess, msg, res)
   if msg.method == nil or msg.id == nil then
     -- a notification, or a response to one of our requests: accepted
-    sess.peer:deliver(msg)
+    sess.link:deliver(msg)
     return res:send(202, { ["mcp-session-id"] = sess.id }, "")
   end
   local key = msg.id_json
@@ -231,7 +232,7 @@ local function dispatch(sess, msg, res)
     post.waiter = nil
     if waiter then co.resume(waiter) end
   end
-  sess.peer:deliver(msg)
+  sess.link:deliver(msg)
   if sess.posts[key] == post and not res.closed then
     post.waiter = co.current()
     co.wait("mcp legacy http reply")

@@ -10,6 +10,7 @@
 -- peer closes: the peer then never wakes the handler, so dead entries are
 -- swept whenever the set is used (a listen, a change, a count). The set
 -- thus never holds more than the live entries plus those that ended since.
+local peer_mod = require "jrpc.peer"
 local core = require "jrpc.core"
 local workers = require "jrpc.workers"
 local protocol = require "jrpc.mcp.protocol"
@@ -207,7 +208,7 @@ function Listeners:end_all(peer)
   for _, stream in ipairs(streams) do
     if peer == nil or stream.ctx.peer == peer then
       stream.ended = true
-      workers.wake(stream.co, function(msg) stream.ctx.peer:log(msg) end)
+      workers.wake(stream.co, function(msg) peer_mod.link(stream.ctx.peer):log(msg) end)
     end
   end
 end

@@ -2,6 +2,7 @@
 -- that return the bare result; server.lua chooses the era, checks `_meta`
 -- and adds what every result of that era carries (resultType, serverInfo,
 -- ttlMs/cacheScope).
+local peer_mod = require "jrpc.peer"
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
@@ -74,11 +75,11 @@ local function run_tool(srv, tool, args, ctx)
     if made then return made end
     local message = ("Tool %s returned %s, which is not a tool result: %s"):format(tool.name, what,
       content.TOOL_RESULT_FIX)
-    ctx.peer:log(message)
+    peer_mod.link(ctx.peer):log(message)
     return content.error_result(message)
   end
   if errors.is_wire_error(result) then fail(result) end
-  ctx.peer:log(("tool %q failed: %s"):format(tool.name, tostring(result)))
+  peer_mod.link(ctx.peer):log(("tool %q failed: %s"):format(tool.name, tostring(result)))
   return content.error_result(("Tool %s failed: internal error"):format(tool.name))
 end
 

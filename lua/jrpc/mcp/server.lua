@@ -353,7 +353,7 @@ function Server:serve_stdio(loop, peer_opts)
   end
   local stdio = require "jrpc.stdio"
   local peer = self:attach(stdio.peer(opts))
-  stdio.run(peer)
+  stdio.serve(peer)
   return peer
 end
 

@@ -129,14 +129,14 @@ function Connection:_feed(data)
   local tap = self._tap_read
   if tap then tap(data) end
   local ok, msg = xpcall(self.peer.receive, debug.traceback, self.peer, data)
-  if not ok then self.peer:log("receive failed: " .. tostring(msg)) end
+  if not ok then self.link:log("receive failed: " .. tostring(msg)) end
 end
 
 -- Expire the peer's requests whose deadline has passed.
 function Connection:_tick()
-  local peer = self.peer
-  local at = peer:next_deadline()
-  if at and at <= peer:now() then peer:tick() end
+  local link = self.link
+  local at = link:next_deadline()
+  if at and at <= link:now() then self.peer:tick() end
 end
 
 -- }======================================================================
@@ -158,7 +158,7 @@ function Connection:_connected(err)
   else
     self:_flush()  -- what was sent while connecting
   end
-  local log = self.peer:logger()
+  local log = self.link:logger()
   if waiter then
     workers.wake(waiter, log, (not err) and self or nil, err)
   elseif on_connect then

@@ -68,7 +68,7 @@ function Server:_pump()
     self.connections[conn] = true
     if self.opts.on_peer then
       local ok, err = pcall(self.opts.on_peer, conn)
-      if not ok then conn.peer:log("on_peer failed: " .. tostring(err)) end
+      if not ok then conn.link:log("on_peer failed: " .. tostring(err)) end
     end
   end
   return any

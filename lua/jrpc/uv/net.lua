@@ -119,7 +119,7 @@ local function accept(server, loop, opts)
   local conn = stream.new(loop, client, client, opts, { eof_reason = EOF_REASON, role = "server",
     on_closed = function(c) server.connections[c] = nil end })
   server.connections[conn] = true
-  if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.peer:logger(), conn) end
+  if opts.on_peer then co.call(opts.on_peer, "on_peer", conn.link:logger(), conn) end
   conn:start()
 end
 

@@ -77,7 +77,7 @@ function Child:_watch_exit(on_exit)
 end
 
 function Child:_notify_exit(code, signal)
-  local log = self.peer:logger()
+  local log = self.link:logger()
   if self.on_exit then co.call(self.on_exit, "on_exit", log, code, signal) end
   local waiters = self._exit_waiters
   self._exit_waiters = {}
@@ -118,7 +118,7 @@ end
 
 function Child:_close_stdin(grace)
   self:_hold_sends("process is shutting down")  -- nothing new is sent
-  self.peer:flush()  -- what a receive under way collected goes out first
+  self.link:flush()  -- what a receive under way collected goes out first
   -- what is queued reaches it first; a child that does not read gets SIGTERM anyway
   handles.flush_then_close(self.uv, self.writer, grace)
 end
@@ -187,7 +187,7 @@ local function read_stderr(child, pipe, sink)
   pipe:read_start(co.guard(function(err, chunk)
     if err or chunk == nil then return handles.close(child.uv, pipe) end
     sink(chunk)
-  end, "stderr reader", child.peer:logger()))
+  end, "stderr reader", child.link:logger()))
 end
 
 -- }======================================================================
@@ -233,7 +233,7 @@ function M.spawn(loop, opts)
   local handle, pid_or_err = uv.spawn(opts.cmd, {
     args = opts.args, env = env_list(opts.env), cwd = opts.cwd,
     stdio = { stdin, stdout, err_pipe },
-  }, co.guard(function(code, signal) child:_on_exit(code, signal) end, "exit", child.peer:logger()))
+  }, co.guard(function(code, signal) child:_on_exit(code, signal) end, "exit", child.link:logger()))
   if not handle then
     close_all(uv, stdin, stdout, err_pipe)
     -- luv closes the failed process handle itself: guard the exit for it

@@ -214,10 +214,10 @@ function M.new(loop, reader, writer, opts, how)
   local self = setmetatable({ uv = loop.uv, reader = reader, writer = writer, eof_reason = how.eof_reason,
     _paused = false, _reading = false, _writing = false }, how.class or Connection)
   connection.init(self, loop, opts, { role = how.role, backlog = true, on_closed = how.on_closed })
-  local log = self.peer:logger()
+  local log = self.link:logger()
   self._read_cb = co.guard(function(err, data) self:_on_read(err, data) end, "read", log)
   self._written_cb = co.guard(function(err) self:_on_written(err) end, "write", log)
-  self.deadlines = timers.deadlines(loop.uv, self.peer, function() loop.events = loop.events + 1 end)
+  self.deadlines = timers.deadlines(loop.uv, self.peer, self.link, function() loop.events = loop.events + 1 end)
   return self
 end
 

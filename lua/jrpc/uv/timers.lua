@@ -43,10 +43,11 @@ Deadlines.__index = Deadlines
 --- is set to the next deadline. `on_fire` is called after each tick.
 ---@param uv table
 ---@param peer jrpc.Peer
+---@param link jrpc.Link  the peer's (jrpc.peer.link)
 ---@param on_fire? fun()
 ---@return jrpc.uv.Deadlines
-function M.deadlines(uv, peer, on_fire)
-  return setmetatable({ uv = uv, peer = peer, timer = nil, at = nil, on_fire = on_fire }, Deadlines)
+function M.deadlines(uv, peer, link, on_fire)
+  return setmetatable({ uv = uv, peer = peer, link = link, timer = nil, at = nil, on_fire = on_fire }, Deadlines)
 end
 
 -- The timer fired: expire, then wait for the next deadline (if any).
@@ -71,13 +72,13 @@ end
 --- timer fires early, `fire` simply sets it again.
 ---@param deadline? number  seconds on the peer's clock
 function Deadlines:arm(deadline)
-  deadline = deadline or self.peer:next_deadline()
+  deadline = deadline or self.link:next_deadline()
   if deadline == nil or self.closed then return end
   if self.at and self.at <= deadline then return end
   local timer = self.timer or self:_new_timer()
   -- whole milliseconds, rounded up, so it never fires before the deadline
   -- and never spins at 0 ms on a deadline a fraction of a millisecond away
-  local ms = ceil((deadline - self.peer:now()) * 1000)
+  local ms = ceil((deadline - self.link:now()) * 1000)
   if ms < 0 then ms = 0 end
   self.uv.update_time()
   self.at = deadline
