@@ -13,6 +13,7 @@
 -- them then, and their ids are unknown (-32602) from then on.
 local core = require "jrpc.core"
 local errors = require "jrpc.errors"
+local peer_mod = require "jrpc.peer"
 local options = require "jrpc.options"
 local workers = require "jrpc.workers"
 local protocol = require "jrpc.mcp.protocol"
@@ -309,7 +310,7 @@ function Tasks:start(ctx, run)
     params = ctx.params, peer = ctx.peer, input_responses = ctx.input_responses,
     request_state = ctx.request_state }, TaskCtx)
   local peer = ctx.peer
-  local function log(msg) peer:log(msg) end
+  local function log(msg) peer_mod.link(peer):log(msg) end
   local entry = { cancelled = false, log = log }
   local started, immediate = false, nil
   entry.co = coroutine.create(function()
