@@ -71,7 +71,7 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
   clang libclang-rt-14-dev llvm libssl-dev openssl \
-  love xvfb xauth lua-socket lua-cqueues neovim clangd nginx gnuplot-nox procps
+  love xvfb xauth lua-socket lua-cqueues neovim clangd nginx gnuplot-nox procps redis-server
 LLHTTP_APT ?= build/apt-trixie
 LLHTTP_DEBS := libllhttp9.2 libllhttp-dev
 # Debian 13's Neovim (0.10) for test-nvim, unpacked here (spec/nvim/debian13.sh)

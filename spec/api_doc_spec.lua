@@ -25,6 +25,7 @@ local PUBLIC = {
   { file = "lua/jrpc/mcp.lua", holder = "M", call = "mcp." },
   { file = "lua/jrpc/mcp/server.lua", holder = "Server", call = "server:" },
   { file = "lua/jrpc/mcp/context.lua", holder = "Ctx", call = "ctx:" },
+  { file = "lua/jrpc/mcp/tasks.lua", holder = "TaskCtx", call = "ctx:" },
   { file = "lua/jrpc/mcp/client.lua", holder = "M", call = "mcp_client." },
   { file = "lua/jrpc/mcp/client.lua", holder = "Client", call = "client:" },
   { file = "lua/jrpc/mcp/client_call.lua", holder = "Handle", call = "handle:" },

@@ -119,7 +119,7 @@ describe("jrpc call --http against examples/mcp/everything_server.lua", function
   teardown(function() T.kill(pid) end)
 
   it("server/discover answered application/json: the result on stdout", function()
-    assert.are.same({ 0, '{' .. SERVER_INFO .. ',"cacheScope":"private","capabilities":{"completions":{},"logging":{},'
+    assert.are.same({ 0, '{' .. SERVER_INFO .. ',"cacheScope":"private","capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"logging":{},'
       .. '"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},'
       .. '"tools":{"listChanged":true}},"instructions":"Fixtures for MCP conformance testing.",'
       .. '"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0}\n', "" },

@@ -112,7 +112,7 @@ for _, mode in ipairs{ "modern", "detected", "legacy" } do
         local client, wire = connect(opts)
         local verdict = assert(client:era())
         assert.same({ want, want == "legacy" and "2025-11-25" or "2026-07-28" }, { verdict.era, verdict.version })
-        assert.same(29, #assert(client:list_tools()))
+        assert.same(36, #assert(client:list_tools()))
         -- legacy: requests wait for the GET stream's head, so nothing the server sends is missed
         assert.same(mode == "detected" and { "POST server/discover 200", "POST tools/list 200" }
           or mode == "legacy" and { "POST initialize 200", "POST notifications/initialized 202", "GET - 200",

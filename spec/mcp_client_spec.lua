@@ -24,7 +24,8 @@ local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", 
   "test_input_required_result_list_roots", "test_input_required_result_request_state",
   "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
   "test_input_required_result_tampered_state", "test_input_required_result_capabilities",
-  "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
+  "greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input",
+  "test_tool_with_task", "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
 local PROMPTS = { "test_input_required_result_prompt", "test_simple_prompt", "test_prompt_with_arguments",
   "test_prompt_with_embedded_resource", "test_prompt_with_image" }
 local RESOURCES = { "test://static-text", "test://static-binary", "test://watched-resource" }
@@ -691,6 +692,8 @@ describe("jrpc.mcp.client calls have one form", function()
         .. "(the callback comes after it)", blame(function() client:call_tool("t", {}, print) end))
       assert.are.equal("line " .. here + 6 .. ": jrpc.mcp.client: completion/complete: opts must be a table or nil "
         .. "(the callback comes after it)", blame(function() client:complete({}, {}, print) end))
+      assert.are.equal("line " .. here + 8 .. ": jrpc.mcp.client: tasks/get: opts must be a table or nil "
+        .. "(the callback comes after it)", blame(function() client:get_task("x", print) end))
       -- the same calls with nil in its place work
       local tools = assert(client:list_tools(nil))
       assert.is_true(#tools > 0)

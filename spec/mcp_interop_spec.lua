@@ -28,7 +28,8 @@ local TOOLS = { "test_simple_text", "test_image_content", "test_audio_content", 
   "test_input_required_result_list_roots", "test_input_required_result_request_state",
   "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
   "test_input_required_result_tampered_state", "test_input_required_result_capabilities",
-  "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
+  "greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input",
+  "test_tool_with_task", "test_trigger_tool_change", "test_trigger_prompt_change", "test_trigger_resource_update" }
 -- every kind's changes are notified, and any resource may be subscribed to
 local CAPABILITIES = { logging = {}, completions = {}, prompts = { listChanged = true },
   resources = { subscribe = true, listChanged = true }, tools = { listChanged = true } }
@@ -115,7 +116,7 @@ local function cached(result) return with(modern(result), { ttlMs = 0, cacheScop
 local CLIENT2 = {
   { step = "server/discover", era = "modern", version = "2026-07-28", supportedVersions = { "2026-07-28" },
     serverVersion = SERVER_INFO, instructions = INSTRUCTIONS,
-    capabilities = CAPABILITIES },
+    capabilities = with(CAPABILITIES, { extensions = { ["io.modelcontextprotocol/tasks"] = {} } }) },
   { step = "tools/list", names = TOOLS },
   { step = "tools/call progress", result = modern(PROGRESS_RESULT), progress = PROGRESS },
   { step = "tools/call isError", result = modern(ERROR_RESULT) },

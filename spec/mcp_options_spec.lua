@@ -65,14 +65,15 @@ describe("jrpc.mcp options", function()
     assert.are.equal(FILE .. ":" .. line .. ": prompt greet: argument 1: unknown option 'require' (did you mean 'required'?)", err)
     -- every known name is accepted
     srv:tool{ name = "t", title = "T", description = "d", input_schema = "{}", output_schema = { type = "object" },
-      annotations = {}, requires = {}, handler = handler }
+      annotations = {}, requires = {}, task_support = "optional", handler = handler }
     srv:resource{ uri = "file:///a", name = "a", title = "A", description = "d", mime_type = "text/plain", size = 1,
       annotations = {}, ttl_ms = 1, cache_scope = "public", handler = handler }
     srv:resource_template{ uri_template = "file:///{p}", name = "t", title = "T", description = "d",
       mime_type = "text/plain", annotations = {}, ttl_ms = 1, cache_scope = "public", handler = handler }
     srv:prompt{ name = "greet", title = "G", description = "d",
       arguments = { { name = "who", title = "W", description = "d", required = true } }, handler = handler }
-    assert.are.same({ tools = true, resources = true, prompts = true, completions = false }, srv.registry:offers())
+    assert.are.same({ tools = true, resources = true, prompts = true, completions = false, tasks = true },
+      srv.registry:offers())
   end)
 
   it("attach checks its hooks", function()

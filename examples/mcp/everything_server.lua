@@ -1,5 +1,5 @@
 -- The fixtures the official MCP conformance suite expects of a server
--- ("everything server"), those that need no MRTR, on stdin/stdout for
+-- ("everything server"), MRTR and task tools included, on stdin/stdout for
 -- clients of both eras, or on Streamable HTTP. Run from the repository root:
 --   lua5.4 examples/mcp/everything_server.lua   (or luajit)
 --   lua5.4 examples/mcp/everything_server.lua --http 127.0.0.1:0
@@ -7,7 +7,8 @@
 -- starts them so): `--worker N` (its index: legacy session ids start
 -- `wN-`, and with JRPC_MCP_LOG_CALLS=1 each tools/call is logged to stderr
 -- as `worker N: tools/call NAME`), `--state-key-file FILE` (the requestState
--- HMAC key every worker shares), `--allowed-host HOST` (repeatable: the Host
+-- HMAC key every worker shares), `--task-store-redis HOST:PORT` (the Redis
+-- every worker keeps its tasks in), `--allowed-host HOST` (repeatable: the Host
 -- values clients use, the balancer's), `--limit NAME=VALUE` (repeatable: an
 -- HTTP limit of jrpc.uv.http, e.g. `--limit header_timeout=2`). SIGTERM
 -- stops it gracefully.
@@ -32,6 +33,7 @@ local function parse_args(argv)
     if flag == "--http" then o.http = value
     elseif flag == "--worker" then o.worker = tonumber(value)
     elseif flag == "--state-key-file" then o.key_file = value
+    elseif flag == "--task-store-redis" then o.redis = value
     elseif flag == "--allowed-host" then
       o.allowed_hosts = o.allowed_hosts or {}
       o.allowed_hosts[#o.allowed_hosts + 1] = value
@@ -57,8 +59,18 @@ local function read_key(path)
   return key
 end
 
+-- `--task-store-redis HOST:PORT`: tasks in that Redis, shared by every
+-- worker given the same (default: in this process's memory).
+local function task_store(address)
+  if not address then return nil end
+  local host, port = address:match("^(.*):(%d+)$")
+  if not host then error("everything_server: --task-store-redis needs HOST:PORT", 0) end
+  return require("jrpc.mcp.task_store_redis").new{ host = host, port = tonumber(port) }
+end
+
 local server = mcp.server{ name = "jrpc-everything-server", version = "1.0.0",
-  instructions = "Fixtures for MCP conformance testing.", state_key = read_key(opt.key_file) }
+  instructions = "Fixtures for MCP conformance testing.", state_key = read_key(opt.key_file),
+  tasks = { poll_interval_ms = 200, store = task_store(opt.redis) } }
 
 -- With JRPC_MCP_LOG_CALLS=1, which worker ran which tool: the deployment
 -- test counts the workers one MRTR scenario's rounds reached.
@@ -319,6 +331,62 @@ server:prompt{ name = "test_input_required_result_prompt", description = "A prom
     return mcp.input_required{ user_context = elicit("What context should the prompt use?",
       { context = { type = "string" } }, { "context" }) }
   end }
+
+-- }======================================================================
+
+-- {======================================================================
+-- Task fixtures (the tasks extension): tools a call may (optional) or
+-- must (required) run as a task, for a client that declares the extension
+-- =======================================================================
+
+-- Wait `seconds` in steps, stopping early once the task is cancelled.
+local function work(ctx, seconds)
+  for _ = 1, math.floor(seconds * 10 + 0.5) do
+    if ctx:cancelled() then return false end
+    if loop then loop:sleep(0.1) end
+  end
+  return true
+end
+
+tool("greet", "Greets by name (never a task)", function(args) return ("Hello, %s!"):format(args.name) end,
+  STRING_ARG("name"))
+tool("slow_compute", "Works `seconds` seconds, then answers (a task when the client can)", function(args, ctx)
+  local seconds = tonumber(args.seconds) or 1
+  if not work(ctx, seconds) then return "cancelled" end
+  return ("Computed %s after %s s"):format(tostring(args.label or "result"), seconds)
+end, { task_support = "optional", input_schema = { type = "object", properties = {
+  seconds = { type = "number", minimum = 0 }, label = { type = "string" } } } })
+tool("failing_job", "Fails after a second (an isError result; always a task)", function(_, ctx)
+  work(ctx, 1)
+  error("the job failed", 0)
+end, { task_support = "required" })
+tool("protocol_error_job", "Fails with a protocol error (the task fails)", function()
+  jrpc.error(-32603, "protocol_error_job: internal failure")
+end, { task_support = "required" })
+tool("confirm_delete", "Asks to confirm, then deletes (pretends to)", function(args, ctx)
+  local answers = ctx:input{ confirm = elicit(("Delete %s?"):format(tostring(args.filename)),
+    { confirm = { type = "boolean" } }, { "confirm" }) }
+  if not answers then return "cancelled" end
+  local c = type(answers.confirm) == "table" and answers.confirm.content
+  if type(c) == "table" and c.confirm == true then return ("Deleted %s"):format(tostring(args.filename)) end
+  return ("Kept %s"):format(tostring(args.filename))
+end, { task_support = "optional", input_schema = { type = "object", properties = {
+  filename = { type = "string" } }, required = { "filename" } } })
+tool("multi_input", "Asks two things at once, then answers", function(_, ctx)
+  local answers = ctx:input{ name = elicit("What is your name?", { name = { type = "string" } }, { "name" }),
+    confirm = elicit("Proceed?", { confirm = { type = "boolean" } }, { "confirm" }) }
+  if not answers then return "cancelled" end
+  return ("Got %d answers"):format(answers.name and answers.confirm and 2 or 0)
+end, { task_support = "optional" })
+-- MRTR first (the name), then a task that uses the answer
+tool("test_tool_with_task", "Asks the user's name (MRTR), then greets in a task", function(_, ctx)
+  local c = accepted(ctx, "user_name")
+  if not (c and type(c.name) == "string") then
+    return mcp.input_required{ user_name = elicit("What is your name?", { name = { type = "string" } }, { "name" }) }
+  end
+  work(ctx, 0.5)
+  return ("Hello, %s, from a task!"):format(c.name)
+end, { task_support = "required" })
 
 -- }======================================================================
 

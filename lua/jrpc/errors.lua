@@ -110,6 +110,7 @@ M.LOCAL_CODES = {
   ended_by_server = "the server ended a subscriptions/listen stream",
   failed = "a client callback raised (its text is the message)",
   auth = "the MCP authorization flow failed (`http_status`: the 401 or 403 that started it)",
+  redis = "the Redis server answered a command with an error (its text is the message)",
 }
 
 --- Local (non-wire) errors.

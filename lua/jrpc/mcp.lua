@@ -14,7 +14,9 @@ M.protocol = require "jrpc.mcp.protocol"
 --- A new server: `{name, version, title?, instructions?, ttl_ms? (default
 --- 0), cache_scope? ("private" by default, or "public"), page_size? (list
 --- items a page, default 100), state_key? (the key that seals MRTR states,
---- 16 bytes or more: the same in every worker; default random per process)}`.
+--- 16 bytes or more: the same in every worker; default random per process),
+--- tasks? (the tasks extension's options: ttl_ms, poll_interval_ms,
+--- max_tasks, store, notify; see docs/mcp.md)}`.
 --- An unknown name is an error.
 ---@param opts table
 ---@return jrpc.mcp.Server

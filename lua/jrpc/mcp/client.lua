@@ -13,6 +13,7 @@
 --   client_input   the user's elicitation/sampling/roots callbacks
 --   client_lists   pagination and the ttlMs cache
 --   client_listen  subscriptions/listen
+--   client_tasks   waiting for a task (the tasks extension)
 --   client_stdio   the stdio transport (its header documents the seam)
 --   client_http    the Streamable HTTP transport (client_http_session: legacy sessions)
 local core = require "jrpc.core"
@@ -25,6 +26,7 @@ local calls = require "jrpc.mcp.client_call"
 local input = require "jrpc.mcp.client_input"
 local lists = require "jrpc.mcp.client_lists"
 local listens = require "jrpc.mcp.client_listen"
+local tasks = require "jrpc.mcp.client_tasks"
 
 local M = {}
 
@@ -164,6 +166,91 @@ function Client:call_tool(name, arguments, opts, callback)
     arguments = arguments or setmetatable({}, core.object_mt) }, opts, callback)
 end
 
+-- {======================================================================
+-- Tasks (2026-07-28 extension io.modelcontextprotocol/tasks): each request
+-- declares the extension (call option `task`), so only these calls ever
+-- get a task back
+-- =======================================================================
+
+-- `opts` (a table or nil: raises at the caller of the public call) with
+-- `task` set, as a new table.
+local function as_task(method, opts)
+  one_form(method, opts, 3)
+  local out = { task = true }
+  if opts then for k, v in pairs(opts) do out[k] = v end end
+  return out
+end
+
+--- Call a tool as a task: the CreateTaskResult (`resultType` "task",
+--- `taskId`, `status`, `pollIntervalMs`, `ttlMs`, ...) once the server
+--- made the task. A server may answer at once instead (the tool cannot be
+--- a task, or was quick): then the CallToolResult (`resultType`
+--- "complete"). `opts`: the call options (as call_tool).
+---@param name string
+---@param arguments? table
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
+function Client:start_task(name, arguments, opts, callback)
+  opts = as_task("tools/call", opts)
+  return call_method(self, "tools/call", { name = name,
+    arguments = arguments or setmetatable({}, core.object_mt) }, opts, callback)
+end
+
+--- `tasks/get`: the task as it is now (`status`, and `result`, `error` or
+--- `inputRequests` as the status has them).
+---@param task_id string
+---@param opts? table  call options
+---@param callback? fun(err: jrpc.Error|nil, task: table|nil)
+function Client:get_task(task_id, opts, callback)
+  opts = as_task("tasks/get", opts)
+  return call_method(self, "tasks/get", { taskId = task_id }, opts, callback)
+end
+
+--- `tasks/update`: answers to a task's `inputRequests`, by key (a
+--- task_result answers them itself, with the client's callbacks).
+---@param task_id string
+---@param responses table
+---@param opts? table  call options
+---@param callback? fun(err: jrpc.Error|nil, ack: table|nil)
+function Client:update_task(task_id, responses, opts, callback)
+  opts = as_task("tasks/update", opts)
+  return call_method(self, "tasks/update", { taskId = task_id, inputResponses = responses }, opts, callback)
+end
+
+--- `tasks/cancel`: ask the server to stop the task (an ended task stays
+--- as it ended); true once the server took it.
+---@param task_id string
+---@param opts? table  call options
+---@param callback? fun(err: jrpc.Error|nil, ok: boolean|nil)
+function Client:cancel_task(task_id, opts, callback)
+  opts = as_task("tasks/cancel", opts)
+  return call_method(self, "tasks/cancel", { taskId = task_id }, opts, callback, function() return true end)
+end
+
+--- Wait for a task to end, answering its questions with the client's
+--- elicitation/sampling/roots callbacks: the tool's CallToolResult, or nil
+--- and the task's error (failed), "cancelled", "timeout" (`max_wait`) or a
+--- request's error. `opts`: the call options of each request,
+--- `poll_interval` (seconds; default the server's), `max_wait` (seconds).
+---@param task_id string
+---@param opts? table
+---@param callback? fun(err: jrpc.Error|nil, result: table|nil)
+function Client:task_result(task_id, opts, callback)
+  one_form("task_result", opts, 2)
+  opts = options.check("jrpc.mcp.client: task_result", opts, 2, tasks.OPTIONS)
+  if type(task_id) ~= "string" then error("jrpc.mcp.client: task_result: task_id must be a string", 2) end
+  local per_request = { task = true, timeout = opts.timeout, max_timeout = opts.max_timeout }
+  return invoke(self, function()
+    local verdict, err = era.ensure(self)
+    if not verdict then return nil, err end
+    return tasks.wait(self, task_id, opts, function(method, params)
+      return calls.new(self, method, params, per_request):run()
+    end, verdict.era == "legacy")
+  end, callback)
+end
+
+-- }======================================================================
+
 --- Read a resource: the ReadResourceResult (`contents`).
 ---@param uri string
 ---@param opts? table  call options (as call_tool)
@@ -267,7 +354,7 @@ M.NOTIFICATIONS = {
   "notifications/progress", "notifications/message", "notifications/cancelled",
   "notifications/subscriptions/acknowledged", "notifications/resources/updated",
   "notifications/resources/list_changed", "notifications/tools/list_changed",
-  "notifications/prompts/list_changed", "notifications/elicitation/complete",
+  "notifications/prompts/list_changed", "notifications/elicitation/complete", "notifications/tasks",
 }
 
 -- Where the server's notifications go: progress to its call, a cancel to

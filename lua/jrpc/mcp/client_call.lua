@@ -7,6 +7,7 @@
 -- A call runs in a coroutine and waits like a blocking call. It owns its
 -- own state (the `Call` table); the progress routes of a client (token to
 -- call) belong to this module too (per client).
+local core = require "jrpc.core"
 local workers = require "jrpc.workers"
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
@@ -22,7 +23,12 @@ M.DEFAULT_MAX_ROUNDS = 8
 
 --- The names of a call's options (call_tool and the others).
 M.OPTIONS = options.set{ "timeout", "max_timeout", "on_progress", "max_rounds", "on_handle",
-  "extend_on_progress" }
+  "extend_on_progress", "task" }
+
+--- The tasks extension's identifier: a call with option `task` declares it,
+--- and then accepts the `resultType` of a task.
+M.TASKS = "io.modelcontextprotocol/tasks"
+M.TASK_RESULT = "task"
 
 -- Per client: `calls` (progress token -> call) and `tokens` (minted so far).
 local routes = setmetatable({}, { __mode = "k" })
@@ -134,6 +140,19 @@ local function round_params(call, retry)
     meta = meta or {}
     meta[protocol.keys.progress_token] = call.token
   end
+  if call.task and not meta and call.method == "tools/call" then
+    -- 2025-11-25 (the experimental core tasks): the request asks for a task
+    params.task = setmetatable({}, core.object_mt)
+  end
+  if call.task and meta then
+    -- this request (only) declares the tasks extension, so the server may
+    -- answer with a task
+    local caps = copy(meta[protocol.keys.client_capabilities])
+    local ext = copy(caps.extensions)
+    ext[M.TASKS] = setmetatable({}, core.object_mt)
+    caps.extensions = setmetatable(ext, core.object_mt)
+    meta[protocol.keys.client_capabilities] = setmetatable(caps, core.object_mt)
+  end
   params[META] = meta
   if retry then
     params.inputResponses = retry.responses
@@ -177,12 +196,30 @@ local function answers(call, requests)
   return responses
 end
 
+--- A 2025-11-25 CreateTaskResult (`{task = {taskId, status, ttl,
+--- pollInterval, ...}}`) in the 2026-07-28 shape the client gives for both
+--- eras: flat, `resultType = "task"`, `ttlMs`, `pollIntervalMs`.
+---@param result table
+---@return table
+function M.legacy_task(result)
+  local task, out = result.task, { resultType = M.TASK_RESULT, _meta = result._meta }
+  for k, v in pairs(task) do out[k] = v end
+  out.ttlMs, out.pollIntervalMs, out.ttl, out.pollInterval = task.ttl, task.pollInterval, nil, nil
+  return out
+end
+
 -- The MRTR loop: the result of the call, or nil and an error.
 local function run(call)
   local retry
   for _ = 1, call.max_rounds do
     local result, err = round(call, retry)
     if err then return nil, err end
+    -- a task is a result the client accepts once it declared the extension
+    -- (or, 2025-11-25, asked for one: the task comes in a `task` member)
+    if call.task and type(result) == "table" then
+      if result.resultType == M.TASK_RESULT then return result end
+      if type(result.task) == "table" and result.task.taskId ~= nil then return M.legacy_task(result) end
+    end
     local kind, why = protocol.result_kind(result)
     if not kind then return nil, errors.new("invalid_result", call.method .. ": " .. why, result) end
     if kind == protocol.result_types.complete then return result end
@@ -222,7 +259,8 @@ end
 --- A new call of `method` with `params` (no `_meta`: each round adds it).
 --- `opts`: timeout (seconds; default the client's), max_timeout (the hard
 --- bound progress cannot extend past), on_progress(progress, total,
---- message, params), max_rounds, extend_on_progress (default true).
+--- message, params), max_rounds, extend_on_progress (default true), task
+--- (declare the tasks extension on this request: the result may be a task).
 ---@param client table
 ---@param method string
 ---@param params table|nil
@@ -237,7 +275,7 @@ function M.new(client, method, params, opts)
     timeout = opts.timeout == nil and default("timeout") or opts.timeout,
     max_timeout = opts.max_timeout == nil and default("max_timeout") or opts.max_timeout,
     max_rounds = opts.max_rounds or default("max_rounds") or M.DEFAULT_MAX_ROUNDS,
-    on_progress = opts.on_progress, extend = opts.extend_on_progress ~= false,
+    on_progress = opts.on_progress, extend = opts.extend_on_progress ~= false, task = opts.task == true,
   }, Call)
   call.handle = setmetatable({ _call = call }, Handle)
   return call

@@ -13,7 +13,9 @@ local errors = require "jrpc.errors"
 local M = {}
 
 -- The methods whose `Mcp-Name` header repeats a params member.
-local NAME_OF = { ["tools/call"] = "name", ["prompts/get"] = "name", ["resources/read"] = "uri" }
+-- (the tasks extension's methods name their task so)
+local NAME_OF = { ["tools/call"] = "name", ["prompts/get"] = "name", ["resources/read"] = "uri",
+  ["tasks/get"] = "taskId", ["tasks/update"] = "taskId", ["tasks/cancel"] = "taskId" }
 
 local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 local B64_VALUE = {}

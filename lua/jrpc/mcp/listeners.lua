@@ -20,6 +20,7 @@ local M = {}
 local SUBSCRIPTION_ID = protocol.keys.subscription_id
 local ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 local UPDATED = "notifications/resources/updated"
+local TASKS = "notifications/tasks"
 
 --- The list kinds whose changes are notified, with the listen filter field
 --- that asks for each and the notification it gets.
@@ -65,7 +66,18 @@ local function filter(notifications)
     end
     honoured.resourceSubscriptions = kept
   end
-  return want, uris, honoured
+  -- the tasks extension: the tasks whose status changes this stream hears
+  local ids, task_ids = notifications.taskIds, {}
+  if ids ~= nil then
+    if type(ids) ~= "table" then invalid("taskIds must be an array of task ids") end
+    local kept = setmetatable({}, core.array_mt)
+    for i, id in ipairs(ids) do
+      if type(id) ~= "string" then invalid("taskIds must be an array of task ids") end
+      task_ids[id], kept[i] = true, id
+    end
+    honoured.taskIds = kept
+  end
+  return want, uris, honoured, task_ids
 end
 
 local function tag(id) return { [SUBSCRIPTION_ID] = id } end
@@ -107,11 +119,11 @@ end
 ---@param ctx jrpc.mcp.Context
 ---@return table result
 function Listeners:listen(params, ctx)
-  local want, uris, honoured = filter(params.notifications)
+  local want, uris, honoured, task_ids = filter(params.notifications)
   local co = workers.current()
   if co == nil then error("subscriptions/listen: the handler is not in a worker coroutine", 0) end
   self:sweep()
-  local stream = { ctx = ctx, want = want, uris = uris, co = co, ended = false }
+  local stream = { ctx = ctx, want = want, uris = uris, task_ids = task_ids, co = co, ended = false }
   self.streams[stream] = true
   -- first on the stream: nothing can be emitted between these two lines
   ctx.peer:notify(ACKNOWLEDGED, { notifications = honoured, _meta = tag(ctx.id) })
@@ -169,6 +181,21 @@ function Listeners:updated(uri)
   end
   for _, l in ipairs(legacy) do
     if l.session:subscribed(uri) then l.peer:notify(UPDATED, { uri = uri }) end
+  end
+end
+
+--- A task's status changed (tasks.lua): the streams whose listen filter
+--- names it in `taskIds` hear `notifications/tasks` with `task` (the task
+--- as tasks/get shows it).
+---@param task table
+function Listeners:task_status(task)
+  local streams = self:snapshot()
+  for _, stream in ipairs(streams) do
+    if stream.task_ids[task.taskId] and live(stream) then
+      local params = { _meta = tag(stream.ctx.id) }
+      for k, v in pairs(task) do params[k] = v end
+      stream.ctx.peer:notify(TASKS, params)
+    end
   end
 end
 

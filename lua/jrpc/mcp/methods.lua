@@ -7,6 +7,7 @@ local core = require "jrpc.core"
 local errors = require "jrpc.errors"
 local protocol = require "jrpc.mcp.protocol"
 local content = require "jrpc.mcp.content"
+local tasks = require "jrpc.mcp.tasks"
 
 local M = {}
 
@@ -37,7 +38,23 @@ local function page(srv, items, params, key)
   return result
 end
 
-function M.tools_list(srv, params) return page(srv, srv.registry.tools, params, "tools") end
+-- Tasks are the modern era's extension: a legacy client is not told
+-- which tools run as tasks (it could not ask for one).
+local function without_execution(listed)
+  if listed.execution == nil then return listed end
+  local copy = {}
+  for k, v in pairs(listed) do copy[k] = v end
+  copy.execution = nil
+  return copy
+end
+
+function M.tools_list(srv, params, ctx)
+  local result = page(srv, srv.registry.tools, params, "tools")
+  if ctx.era == "legacy" and srv.registry:offers().tasks then
+    for i, listed in ipairs(result.tools) do result.tools[i] = without_execution(listed) end
+  end
+  return result
+end
 function M.resources_list(srv, params) return page(srv, srv.registry.resources, params, "resources") end
 function M.prompts_list(srv, params) return page(srv, srv.registry.prompts, params, "prompts") end
 function M.templates_list(srv, params)
@@ -105,10 +122,33 @@ function M.tools_call(srv, params, ctx)
     local missing = protocol.missing_capabilities(ctx.client.capabilities, tool.requires)
     if missing then fail(protocol.missing_capability(missing)) end
   end
-  local result = run_tool(srv, tool, args, ctx)
-  check_output(tool, result)
-  return result
+  local function run(c)
+    local result = run_tool(srv, tool, args, c)
+    check_output(tool, result)
+    return result
+  end
+  -- a task when the tool may be one and the client declared tasks on this
+  -- request (the modern era's extension); a tool that must be one cannot
+  -- answer a client that did not
+  local support = tool.task_support
+  if support ~= "forbidden" and ctx.era == "modern" and tasks.declared(ctx.client) then
+    return srv.tasks:start(ctx, run)
+  end
+  if support == "required" then fail(protocol.missing_capability(tasks.required_capabilities())) end
+  return run(ctx)
 end
+
+--- `tasks/get`, `tasks/update`, `tasks/cancel` (tasks.lua), for a client
+--- that declared the extension on the request: else -32021.
+local function task_method(name)
+  return function(srv, params, ctx)
+    if not tasks.declared(ctx.client) then fail(protocol.missing_capability(tasks.required_capabilities())) end
+    return srv.tasks[name](srv.tasks, params)
+  end
+end
+M.tasks_get = task_method("get")
+M.tasks_update = task_method("update")
+M.tasks_cancel = task_method("cancel")
 
 function M.resources_read(srv, params, ctx)
   local uri = params.uri
@@ -156,10 +196,13 @@ function M.complete(srv, params, ctx)
     hasMore = more } }
 end
 
---- The server's capabilities, from what is registered (the same in both eras).
+--- The server's capabilities, from what is registered: the same in both
+--- eras, but for the modern era's extensions (tasks), which only
+--- `server/discover` advertises.
 ---@param srv table
+---@param modern? boolean
 ---@return table
-function M.capabilities(srv)
+function M.capabilities(srv, modern)
   local offers, caps = srv.registry:offers(), { logging = {} }
   -- every registration change is notified (modern: on listen streams;
   -- legacy: to the connection), and any resource may be subscribed to
@@ -168,6 +211,7 @@ function M.capabilities(srv)
   if offers.prompts then caps.prompts = { listChanged = true } end
   if offers.completions then caps.completions = {} end
   if offers.resources then caps.resources = { subscribe = true, listChanged = true } end
+  if modern and offers.tasks then caps.extensions = { [tasks.EXTENSION] = setmetatable({}, core.object_mt) } end
   return caps
 end
 
@@ -177,7 +221,7 @@ function M.listen(srv, params, ctx)
 end
 
 function M.discover(srv)
-  return { supportedVersions = protocol.MODERN_VERSIONS, capabilities = M.capabilities(srv),
+  return { supportedVersions = protocol.MODERN_VERSIONS, capabilities = M.capabilities(srv, true),
     instructions = srv.instructions }
 end
 

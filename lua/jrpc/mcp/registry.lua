@@ -13,7 +13,7 @@ local M = {}
 --- The names a definition may have, by kind: a misspelt one (`inputSchema`
 --- for `input_schema`) is an error, not a member silently left out.
 M.TOOL = options.set{ "name", "title", "description", "input_schema", "output_schema",
-  "annotations", "requires", "handler" }
+  "annotations", "requires", "task_support", "handler" }
 M.RESOURCE = options.set{ "uri", "name", "title", "description", "mime_type", "size",
   "annotations", "ttl_ms", "cache_scope", "handler" }
 M.TEMPLATE = options.set{ "uri_template", "name", "title", "description", "mime_type",
@@ -28,7 +28,7 @@ Registry.__index = Registry
 ---@return table
 function M.new()
   return setmetatable({
-    tools = {}, tool_by_name = {},
+    tools = {}, tool_by_name = {}, task_tools = 0,
     resources = {}, resource_by_uri = {},
     templates = {},
     prompts = {}, prompt_by_name = {},
@@ -67,6 +67,9 @@ local function check(def, kind, key, names)
   options.check(type(id) == "string" and kind .. " " .. id or kind, def, 4, names)
 end
 
+-- A tool's task_support (tasks.lua): may a call run as a task?
+local TASK_SUPPORT = { forbidden = true, optional = true, required = true }
+
 -- Tool names: 1-64 of [A-Za-z0-9_./-], as clients check them.
 local function valid_tool_name(name)
   return #name >= 1 and #name <= 64 and not name:find("[^%w_%./%-]")
@@ -87,8 +90,13 @@ function Registry:add_tool(def)
   -- x-mcp-header marks: a client drops a tool with an invalid one
   local mirrored, bad = http_headers.mirrored_arguments(input)
   if not mirrored then error(what .. ": " .. bad, 3) end
+  local support = def.task_support or "forbidden"
+  if not TASK_SUPPORT[support] then
+    error(what .. ': task_support must be "forbidden", "optional" or "required"', 3)
+  end
   local listed = { name = def.name, title = def.title, description = def.description,
-    inputSchema = input_wire, outputSchema = output_wire, annotations = def.annotations }
+    inputSchema = input_wire, outputSchema = output_wire, annotations = def.annotations,
+    execution = support ~= "forbidden" and { taskSupport = support } or nil }
   local check_arguments, why = validation.compile(input)
   if not check_arguments then error(what .. ": input_schema: " .. why, 3) end
   local check_output
@@ -97,10 +105,11 @@ function Registry:add_tool(def)
     if not check_output then error(what .. ": output_schema: " .. why, 3) end
   end
   local tool = { name = def.name, handler = def.handler, listed = listed, requires = def.requires,
-    mirrored = mirrored, has_output_schema = output ~= nil,
+    mirrored = mirrored, has_output_schema = output ~= nil, task_support = support,
     check_arguments = check_arguments, check_output = check_output }
   self.tools[#self.tools + 1] = tool
   self.tool_by_name[def.name] = tool
+  if support ~= "forbidden" then self.task_tools = self.task_tools + 1 end
 end
 
 --- Add a resource (see `server:resource`).
@@ -223,7 +232,9 @@ end
 ---@param name string
 ---@return boolean
 function Registry:remove_tool(name)
+  local tool = self.tool_by_name[name]
   self.tool_by_name[name] = nil
+  if tool and tool.task_support ~= "forbidden" then self.task_tools = self.task_tools - 1 end
   return remove_from(self.tools, "name", name) ~= nil
 end
 
@@ -277,7 +288,7 @@ end
 ---@return table
 function Registry:offers()
   return { tools = #self.tools > 0, resources = #self.resources > 0 or #self.templates > 0,
-    prompts = #self.prompts > 0, completions = next(self.completions) ~= nil }
+    prompts = #self.prompts > 0, completions = next(self.completions) ~= nil, tasks = self.task_tools > 0 }
 end
 
 return M

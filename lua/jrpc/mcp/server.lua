@@ -13,6 +13,7 @@ local session_mod = require "jrpc.mcp.session"
 local context = require "jrpc.mcp.context"
 local mrtr = require "jrpc.mcp.mrtr"
 local listeners = require "jrpc.mcp.listeners"
+local tasks = require "jrpc.mcp.tasks"
 
 local M = {}
 
@@ -20,7 +21,7 @@ local keys = protocol.keys
 
 --- The names `jrpc.mcp.server{...}` takes.
 M.OPTIONS = options.set{ "name", "version", "title", "instructions", "ttl_ms", "cache_scope",
-  "page_size", "state_key", "run_handler" }
+  "page_size", "state_key", "run_handler", "tasks" }
 
 --- The names `server:attach(peer, hooks)` takes in `hooks`.
 M.ATTACH_OPTIONS = options.set{ "route" }
@@ -46,7 +47,10 @@ Server.__index = Server
 --- Add a tool: `{name, title?, description, input_schema? (a Lua table or
 --- JSON text; default an object with any properties), output_schema?,
 --- annotations?, requires? (client capabilities it needs, e.g.
---- `{sampling = {}}`: -32021 without them), handler = function(args, ctx)}`.
+--- `{sampling = {}}`: -32021 without them), task_support? ("forbidden",
+--- the default; "optional" or "required": a call from a client that
+--- declared the tasks extension runs as a task, see tasks.lua and
+--- docs/mcp.md), handler = function(args, ctx)}`.
 --- The handler returns a string, a content item, a list of them, a record
 --- of JSON values (`{sum = 3}`: the structuredContent, sent with its JSON as
 --- text, and checked against `output_schema` when there is one) or a
@@ -218,11 +222,14 @@ end
 local NEEDS = { ["tools/list"] = "tools", ["tools/call"] = "tools", ["prompts/list"] = "prompts",
   ["prompts/get"] = "prompts", ["resources/list"] = "resources", ["resources/read"] = "resources",
   ["resources/templates/list"] = "resources", ["completion/complete"] = "completions",
-  ["resources/subscribe"] = "resources", ["resources/unsubscribe"] = "resources" }
+  ["resources/subscribe"] = "resources", ["resources/unsubscribe"] = "resources",
+  ["tasks/get"] = "tasks", ["tasks/update"] = "tasks", ["tasks/cancel"] = "tasks" }
 
 -- Methods that exist only in the modern era: a legacy connection asks
 -- for changes with its initialize capabilities and resources/subscribe.
-local MODERN_ONLY = { ["subscriptions/listen"] = true }
+-- Tasks are an extension of the modern era only.
+local MODERN_ONLY = { ["subscriptions/listen"] = true, ["tasks/get"] = true, ["tasks/update"] = true,
+  ["tasks/cancel"] = true }
 
 -- The methods whose handlers may answer input_required (MRTR).
 local MRTR = { ["tools/call"] = true, ["prompts/get"] = true }
@@ -293,6 +300,9 @@ function Server:attach(peer, hooks)
   add("prompts/get", methods.prompts_get)
   add("completion/complete", methods.complete)
   add("subscriptions/listen", methods.listen)
+  add("tasks/get", methods.tasks_get)
+  add("tasks/update", methods.tasks_update)
+  add("tasks/cancel", methods.tasks_cancel)
   for name, impl in pairs(legacy) do add(name, impl) end
   -- ping is allowed before initialize too: answer it in any legacy state
   peer:method("ping", function(_, rpc)
@@ -413,9 +423,12 @@ function M.new(opts)
   if opts.run_handler ~= nil and type(opts.run_handler) ~= "function" then
     error("jrpc.mcp.server: run_handler must be a function(call, ...)", 3)
   end
+  local heard = listeners.new()  -- listen streams and legacy connections that hear changes
   return setmetatable({
     registry = registry.new(),
-    listeners = listeners.new(),  -- listen streams and legacy connections that hear changes
+    listeners = heard,
+    -- tools that run as tasks, their records and the store that keeps them
+    tasks = tasks.new(opts.tasks, heard, 4),
     info = { name = opts.name, version = opts.version, title = opts.title },
     instructions = opts.instructions, ttl_ms = ttl, cache_scope = scope,
     page_size = opts.page_size or 100,
