@@ -8,7 +8,11 @@
 -- `wN-`, and with JRPC_MCP_LOG_CALLS=1 each tools/call is logged to stderr
 -- as `worker N: tools/call NAME`), `--state-key-file FILE` (the requestState
 -- HMAC key every worker shares), `--task-store-redis HOST:PORT` (the Redis
--- every worker keeps its tasks in), `--allowed-host HOST` (repeatable: the Host
+-- every worker keeps its tasks in; `--task-lease-ms N`: how long a task
+-- outlives its worker's last sign of life, see docs/mcp.md),
+-- `--events-redis HOST:PORT` (the Redis whose pub/sub carries each
+-- worker's change notifications to every worker's listen streams),
+-- `--allowed-host HOST` (repeatable: the Host
 -- values clients use, the balancer's), `--limit NAME=VALUE` (repeatable: an
 -- HTTP limit of jrpc.uv.http, e.g. `--limit header_timeout=2`). SIGTERM
 -- stops it gracefully.
@@ -34,6 +38,8 @@ local function parse_args(argv)
     elseif flag == "--worker" then o.worker = tonumber(value)
     elseif flag == "--state-key-file" then o.key_file = value
     elseif flag == "--task-store-redis" then o.redis = value
+    elseif flag == "--task-lease-ms" then o.lease_ms = tonumber(value)
+    elseif flag == "--events-redis" then o.events_redis = value
     elseif flag == "--allowed-host" then
       o.allowed_hosts = o.allowed_hosts or {}
       o.allowed_hosts[#o.allowed_hosts + 1] = value
@@ -59,18 +65,32 @@ local function read_key(path)
   return key
 end
 
+local function host_port(flag, address)
+  local host, port = address:match("^(.*):(%d+)$")
+  if not host then error("everything_server: " .. flag .. " needs HOST:PORT", 0) end
+  return host, tonumber(port)
+end
+
 -- `--task-store-redis HOST:PORT`: tasks in that Redis, shared by every
 -- worker given the same (default: in this process's memory).
 local function task_store(address)
   if not address then return nil end
-  local host, port = address:match("^(.*):(%d+)$")
-  if not host then error("everything_server: --task-store-redis needs HOST:PORT", 0) end
-  return require("jrpc.mcp.task_store_redis").new{ host = host, port = tonumber(port) }
+  local host, port = host_port("--task-store-redis", address)
+  return require("jrpc.mcp.task_store_redis").new{ host = host, port = port }
+end
+
+-- `--events-redis HOST:PORT`: change notifications to every worker's
+-- listen streams (default: to this process's only).
+local function events(address)
+  if not address then return nil end
+  local host, port = host_port("--events-redis", address)
+  return require("jrpc.mcp.events_redis").new{ host = host, port = port }
 end
 
 local server = mcp.server{ name = "jrpc-everything-server", version = "1.0.0",
   instructions = "Fixtures for MCP conformance testing.", state_key = read_key(opt.key_file),
-  tasks = { poll_interval_ms = 200, store = task_store(opt.redis) } }
+  tasks = { poll_interval_ms = 200, store = task_store(opt.redis), lease_ms = opt.lease_ms },
+  events = events(opt.events_redis) }
 
 -- With JRPC_MCP_LOG_CALLS=1, which worker ran which tool: the deployment
 -- test counts the workers one MRTR scenario's rounds reached.

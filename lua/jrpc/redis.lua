@@ -128,10 +128,16 @@ local function on_bytes(self, data)
   end
   self.buf = rest
   for _, reply in ipairs(replies) do
-    local done = self.waiting[self.first]
-    self.waiting[self.first] = nil
-    self.first = self.first + 1
-    if done then done(nil, reply) end
+    -- a subscribed connection's pushes answer no command (Conn:subscribe)
+    if self.on_message and type(reply) == "table" and reply[1] == "message" then
+      local fine, err = pcall(self.on_message, reply[2], reply[3])
+      if not fine then report(self, "on_message: " .. tostring(err)) end
+    else
+      local done = self.waiting[self.first]
+      self.waiting[self.first] = nil
+      self.first = self.first + 1
+      if done then done(nil, reply) end
+    end
   end
 end
 
@@ -209,6 +215,25 @@ function Conn:call(...)
   if err then return nil, err end
   if type(reply) == "table" and reply.err then return nil, errors.new("redis", reply.err) end
   return reply
+end
+
+--- Subscribe to `channel` (Redis pub/sub): `on_message(channel, payload)`
+--- is called with every message published there from then on. Waits for
+--- Redis's confirmation like `call`: true, or nil and a jrpc.Error. A
+--- subscribed connection takes no other command but (P)SUBSCRIBE,
+--- (P)UNSUBSCRIBE and PING (Redis's rule): use a connection of its own.
+---@param channel string
+---@param on_message fun(channel: string, payload: string)
+---@return boolean|nil ok
+---@return jrpc.Error|nil err
+function Conn:subscribe(channel, on_message)
+  if type(channel) ~= "string" or type(on_message) ~= "function" then
+    error("redis: subscribe(channel, on_message)", 2)
+  end
+  self.on_message = on_message
+  local _, err = self:call("SUBSCRIBE", channel)
+  if err then return nil, err end
+  return true
 end
 
 --- Why the connection no longer works (a jrpc.Error), or nil while it does.

@@ -14,6 +14,7 @@ local context = require "jrpc.mcp.context"
 local mrtr = require "jrpc.mcp.mrtr"
 local listeners = require "jrpc.mcp.listeners"
 local tasks = require "jrpc.mcp.tasks"
+local events = require "jrpc.mcp.events"
 
 local M = {}
 
@@ -21,7 +22,7 @@ local keys = protocol.keys
 
 --- The names `jrpc.mcp.server{...}` takes.
 M.OPTIONS = options.set{ "name", "version", "title", "instructions", "ttl_ms", "cache_scope",
-  "page_size", "state_key", "run_handler", "tasks" }
+  "page_size", "state_key", "run_handler", "tasks", "events" }
 
 --- The names `server:attach(peer, hooks)` takes in `hooks`.
 M.ATTACH_OPTIONS = options.set{ "route" }
@@ -60,7 +61,7 @@ Server.__index = Server
 ---@return jrpc.mcp.Server self
 function Server:tool(def)
   self.registry:add_tool(def)
-  self.listeners:list_changed("tools")
+  self.events:list_changed("tools")
   return self
 end
 
@@ -71,7 +72,7 @@ end
 ---@return jrpc.mcp.Server self
 function Server:resource(def)
   self.registry:add_resource(def)
-  self.listeners:list_changed("resources")
+  self.events:list_changed("resources")
   return self
 end
 
@@ -82,7 +83,7 @@ end
 ---@return jrpc.mcp.Server self
 function Server:resource_template(def)
   self.registry:add_template(def)
-  self.listeners:list_changed("resources")
+  self.events:list_changed("resources")
   return self
 end
 
@@ -94,13 +95,13 @@ end
 ---@return jrpc.mcp.Server self
 function Server:prompt(def)
   self.registry:add_prompt(def)
-  self.listeners:list_changed("prompts")
+  self.events:list_changed("prompts")
   return self
 end
 
 -- Notify `kind`'s list change when `removed`; returns `removed`.
 local function removed_from(srv, kind, removed)
-  if removed then srv.listeners:list_changed(kind) end
+  if removed then srv.events:list_changed(kind) end
   return removed
 end
 
@@ -141,7 +142,7 @@ end
 ---@return jrpc.mcp.Server self
 function Server:resource_updated(uri)
   if type(uri) ~= "string" then error("server:resource_updated: uri must be a string", 2) end
-  self.listeners:updated(uri)
+  self.events:updated(uri)
   return self
 end
 
@@ -424,11 +425,14 @@ function M.new(opts)
     error("jrpc.mcp.server: run_handler must be a function(call, ...)", 3)
   end
   local heard = listeners.new()  -- listen streams and legacy connections that hear changes
+  -- changes go to `heard`, and through the bus (option events) to other workers'
+  local hub = events.new(heard, opts.events, opts.name, 4)
   return setmetatable({
     registry = registry.new(),
     listeners = heard,
+    events = hub,
     -- tools that run as tasks, their records and the store that keeps them
-    tasks = tasks.new(opts.tasks, heard, 4),
+    tasks = tasks.new(opts.tasks, hub, 4),
     info = { name = opts.name, version = opts.version, title = opts.title },
     instructions = opts.instructions, ttl_ms = ttl, cache_scope = scope,
     page_size = opts.page_size or 100,

@@ -33,10 +33,19 @@ M.RESULT_TYPE = "task"
 M.SUPPORT = { forbidden = true, optional = true, required = true }
 
 --- The names the server option `tasks` takes.
-M.OPTIONS = options.set{ "ttl_ms", "poll_interval_ms", "max_tasks", "store", "notify" }
+M.OPTIONS = options.set{ "ttl_ms", "poll_interval_ms", "max_tasks", "store", "notify", "lease_ms" }
 
---- Defaults: a task is kept an hour; clients are asked to poll once a second.
-M.DEFAULTS = { ttl_ms = 3600000, poll_interval_ms = 1000 }
+--- Defaults: a task is kept an hour; clients are asked to poll once a
+--- second; with a shared store, a task whose process has not renewed its
+--- lease for 30 s is taken for lost.
+M.DEFAULTS = { ttl_ms = 3600000, poll_interval_ms = 1000, lease_ms = 30000 }
+
+--- The shortest `lease_ms`: it is renewed every third of it.
+M.MIN_LEASE_MS = 300
+
+--- The `error` of a task whose process stopped (its lease ran out).
+M.LOST = { code = -32603, message = "Task lost: the process running it stopped",
+  data = { reason = "lease expired" } }
 
 --- The longest `ttl_ms` allowed: a week.
 M.MAX_TTL_MS = 7 * 24 * 3600 * 1000
@@ -83,8 +92,9 @@ Tasks.__index = Tasks
 --- The task manager of a server, from its option `tasks` (see docs/mcp.md):
 --- `{ttl_ms?, poll_interval_ms?, max_tasks? (of the default store), store?,
 --- notify? (default true: notifications/tasks to the listen streams that
---- name the task in their filter's taskIds)}`. `listeners` is
---- the server's listeners.lua set, for the notifications.
+--- name the task in their filter's taskIds), lease_ms? (with a store)}`.
+--- `listeners` is where the notifications go: the server's events
+--- (events.lua; its task_status).
 ---@param opts? table
 ---@param listeners table
 ---@param level integer  where option errors are reported
@@ -119,10 +129,18 @@ function M.new(opts, listeners, level)
   if opts.notify ~= nil and type(opts.notify) ~= "boolean" then
     error("jrpc.mcp.server: tasks.notify must be a boolean", level)
   end
+  local lease = opts.lease_ms
+  if lease ~= nil and opts.store == nil then
+    error("jrpc.mcp.server: tasks.lease_ms is for a shared store (tasks.store)", level)
+  end
+  lease = lease or M.DEFAULTS.lease_ms
+  if not positive_integer(lease, math.huge) or lease < M.MIN_LEASE_MS then
+    error(("jrpc.mcp.server: tasks.lease_ms must be an integer >= %d"):format(M.MIN_LEASE_MS), level)
+  end
   -- running[id]: this process's part of a task: {co, cancelled, wake, log};
   -- shared: a store of the user's, which other processes may change
   return setmetatable({ store = store, shared = opts.store ~= nil, ttl_ms = ttl, poll_ms = poll,
-    notify = opts.notify ~= false,
+    notify = opts.notify ~= false, lease_ms = lease, beating = false,
     listeners = listeners, running = {} }, Tasks)
 end
 
@@ -191,6 +209,70 @@ end
 -- Wake a task's handler that waits in wait_for_answers.
 local function wake(run)
   if run and run.wake then run.wake(nil, "woken") end
+end
+
+-- }======================================================================
+
+-- {======================================================================
+-- Leases: with a shared store (on luv), the process that runs a task
+-- renews its `leaseUntil` (wall-clock ms) every third of lease_ms while the
+-- handler runs; a process that finds an active task of another past its
+-- lease marks it failed (M.LOST): the process running it died, or stalled
+-- longer than the lease, and nothing will finish it. Processes sharing a
+-- store must agree on the time to well within lease_ms.
+-- =======================================================================
+
+local function leased(self) return self.shared and has_luv end
+
+local function now_ms()
+  local s, us = luv.gettimeofday()
+  return s * 1000 + math.floor(us / 1000)
+end
+
+-- Renew this process's leases until none of its tasks runs.
+local function renew_all(self, co)
+  while next(self.running) ~= nil do
+    workers.await(co, function() end, function(done)
+      local timer = luv.new_timer()
+      timer:start(math.floor(self.lease_ms / 3), 0, function()
+        timer:close()
+        done(nil, true)
+      end)
+      timer:unref()  -- the handlers, not their leases, keep the loop running
+    end)
+    local ids = {}
+    for id in pairs(self.running) do ids[#ids + 1] = id end
+    local until_ms = now_ms() + self.lease_ms
+    for _, id in ipairs(ids) do
+      local ok, err = pcall(self.store.update, self.store, id, { leaseUntil = until_ms }, ACTIVE)
+      local run = self.running[id]
+      if not ok and run then
+        run.log(("task %s: lease not renewed: %s"):format(id, tostring(type(err) == "table" and err.message or err)))
+      end
+    end
+  end
+end
+
+local function heartbeat(self)
+  if self.beating or not leased(self) then return end
+  self.beating = true
+  local co
+  co = coroutine.create(function()
+    pcall(renew_all, self, co)
+    self.beating = false
+  end)
+  coroutine.resume(co)
+end
+
+-- `record` (active, read from the store) as it is once its lease is
+-- checked: failed with M.LOST when another process held it and let the
+-- lease run out.
+local function unless_lost(self, record)
+  local id, until_ms = record.taskId, record.leaseUntil
+  if not (leased(self) and ACTIVE[record.status] and type(until_ms) == "number") then return record end
+  if self.running[id] or now_ms() <= until_ms then return record end
+  local after = change(self, id, { status = "failed", error = M.LOST, inputRequests = null })
+  return after or record
 end
 
 ---@class jrpc.mcp.TaskContext
@@ -301,6 +383,7 @@ function Tasks:start(ctx, run)
   local at = now_iso()
   local record = { taskId = id, status = "working", createdAt = at, lastUpdatedAt = at,
     ttlMs = self.ttl_ms, pollIntervalMs = self.poll_ms }
+  if leased(self) then record.leaseUntil = now_ms() + self.lease_ms end
   local ok, why = self.store:put(id, record, self.ttl_ms)
   if not ok then
     fail(errors.new(protocol.codes.INTERNAL_ERROR, "Cannot start a task: " .. tostring(why),
@@ -324,6 +407,7 @@ function Tasks:start(ctx, run)
     settle(self, id, done, result, log)
   end)
   self.running[id] = entry
+  heartbeat(self)
   local resumed, err = coroutine.resume(entry.co)
   started = true
   if not resumed then
@@ -353,7 +437,7 @@ local function named(self, params)
   if type(id) ~= "string" then fail(invalid("taskId must be a string")) end
   local record = self.store:get(id)
   if not record then fail(invalid("unknown task " .. protocol.quote(id))) end
-  return record
+  return unless_lost(self, record)
 end
 
 --- `tasks/get`: the task as it is now.
