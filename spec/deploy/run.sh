@@ -26,7 +26,7 @@ command -v redis-server > /dev/null || { echo "deploy: redis-server missing (mak
 # how long a task outlives its worker's last renewal (renewed every third)
 lease_ms=${LEASE_MS:-3000}
 dir=$(mktemp -d /tmp/jrpc-deploy-XXXX)
-launcher= nginx_started= redis=
+launcher='' nginx_started='' redis=''
 cleanup () {
   [ -n "$nginx_started" ] && nginx -p "$dir" -c "$dir/nginx.conf" -s stop 2>/dev/null || true
   [ -n "$launcher" ] && kill "$launcher" 2>/dev/null || true

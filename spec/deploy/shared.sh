@@ -14,6 +14,8 @@
 #     the others once its lease runs out ("Task lost: ...").
 # Each request's worker is printed, as nginx logged it.
 
+# shellcheck disable=SC2154  # run.sh's, checked here
+: "${dir:?}" "${listen:?}" "${base:?}" "${launcher:?}" "${lease_ms:?}"
 url="http://127.0.0.1:$listen/mcp"
 CAPS='{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}'
 META="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":$CAPS}"
