@@ -11,6 +11,7 @@ local redis = require "jrpc.redis"
 local events_redis = require "jrpc.mcp.events_redis"
 local tasks = require "jrpc.mcp.tasks"
 local mcp_client = require "jrpc.mcp.client"
+local jrpc_decode = require("jrpc").decode
 
 local uv = S.uv
 
@@ -22,15 +23,17 @@ local function free_port()
   return port
 end
 
--- redis-server on a free port, no persistence; its port once it is ready.
-local function start_redis()
+-- redis-server on `port` (default a free one), no persistence; its port
+-- once it is ready, and its process.
+local function start_redis(port)
   assert(os.execute("command -v redis-server > /dev/null"), "redis-server is not installed: run make deps")
-  local port, log = free_port(), { text = "" }
-  assert(S.sh(("exec redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no 1>&2"):format(port),
-    { stderr = function(chunk) log.text = log.text .. chunk end }))
+  local log = { text = "" }
+  port = port or free_port()
+  local child = assert(S.sh(("exec redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no 1>&2")
+    :format(port), { stderr = function(chunk) log.text = log.text .. chunk end }))
   assert(S.wait_until(function() return log.text:find("Ready to accept connections", 1, true) ~= nil end, 10),
     "redis-server did not start: " .. log.text)
-  return port
+  return port, child
 end
 
 -- An everything server with its tasks and events in the Redis at `port`:
@@ -117,6 +120,67 @@ describe("jrpc.mcp.events_redis", function()
     assert.is_false(deliver{ type = "list_changed", kind = "nothing" })
     assert.is_false(deliver{ type = "something new" })
     assert.are.equal(2, #published)  -- what the bus brings is not published again
+  end)
+
+  it("queues what is published while Redis is down, sends it once Redis is back, and subscribes again", function()
+    S.run(function()
+      local port, reports, delivered = free_port(), {}, {}
+      local bus = events_redis.new{ port = port, retry_s = 0.1, ping_s = 0.1, max_queue = 2,
+        on_error = function(msg) reports[#reports + 1] = msg end }
+      bus:start(function(event) delivered[#delivered + 1] = event; return true end, "down")
+      bus:publish{ type = "list_changed", kind = "tools" }
+      bus:publish{ type = "list_changed", kind = "tools" }  -- the same, still waiting: once
+      bus:publish{ type = "resource_updated", uri = "a://b" }
+      bus:publish{ type = "list_changed", kind = "prompts" }  -- a third: the queue holds 2
+      S.loop:sleep(0.3)
+      assert.is_false(bus:is_subscribed())
+      local channel = "jrpc:mcp:events:down"
+      local refused = ("redis 127.0.0.1:%d: ECONNREFUSED"):format(port)
+      assert.are.same({ "jrpc.mcp.events_redis: queue full (2 events): an event was dropped",
+        "jrpc.mcp.events_redis: not subscribed to " .. channel .. ": " .. refused,
+        "jrpc.mcp.events_redis: cannot publish: " .. refused }, { reports[1], reports[2], reports[3] })
+      assert.are.equal(3, #reports)  -- once an outage, not every retry
+      -- Redis comes: the queue goes out in order; a raw subscriber sees it
+      local _, server = start_redis(port)
+      local raw = assert(redis.connect{ port = port })
+      local got = {}
+      assert.is_true(raw:subscribe(channel, function(_, payload) got[#got + 1] = jrpc_decode(payload).event end))
+      assert.is_true(S.wait_until(function() return bus:is_subscribed() end, 5))
+      -- the two queued events went out (Redis counts its PUBLISHes)
+      local stats = assert(redis.connect{ port = port })
+      local function publishes()
+        return tonumber(assert(stats:call("INFO", "commandstats")):match("cmdstat_publish:calls=(%d+)") or 0)
+      end
+      assert.is_true(S.wait_until(function() return publishes() == 2 end, 5))
+      stats:close()
+      -- (they may have gone out before the raw subscriber was there: publish once more)
+      bus:publish{ type = "resource_updated", uri = "c://d" }
+      assert.is_true(S.wait_until(function() return #got >= 1 and got[#got].uri == "c://d" end, 5))
+      -- in order: what the raw subscriber saw is the end of all that was sent
+      local sent = { { type = "list_changed", kind = "tools" }, { type = "resource_updated", uri = "a://b" },
+        { type = "resource_updated", uri = "c://d" } }
+      assert.are.same({ (table.unpack or unpack)(sent, 4 - #got) }, got)
+      assert.are.same({}, delivered)  -- its own events never come back to it
+      -- another process's event is delivered
+      raw:close()
+      local pub = assert(redis.connect{ port = port })
+      assert.are.equal(1, pub:call("PUBLISH", channel, '{"origin":"other","event":{"type":"list_changed","kind":"tools"}}'))
+      assert.is_true(S.wait_until(function() return #delivered == 1 end, 5))
+      assert.are.same({ type = "list_changed", kind = "tools" }, delivered[1])
+      -- Redis restarts: the bus subscribes again and hears the next event
+      pub:close()
+      server:kill("sigkill")
+      assert.is_true(S.wait_until(function() return not bus:is_subscribed() end, 5))
+      start_redis(port)
+      assert.is_true(S.wait_until(function() return bus:is_subscribed() end, 5))
+      pub = assert(redis.connect{ port = port })
+      assert.are.equal(1, pub:call("PUBLISH", channel, '{"origin":"other","event":{"type":"task","task":{"taskId":"t"}}}'))
+      assert.is_true(S.wait_until(function() return #delivered == 2 end, 5))
+      assert.are.same({ type = "task", task = { taskId = "t" } }, delivered[2])
+      assert.are.equal("jrpc.mcp.events_redis: subscribed again to " .. channel, reports[#reports])
+      pub:close()
+      bus:close()
+    end, 30)
   end)
 
   it("carries list changes, resource updates and task status to the listen streams of other servers", function()
