@@ -24,7 +24,7 @@ lua=${1:-lua5.4}
 command -v nginx > /dev/null || { echo "deploy: nginx missing (make deps)" >&2; exit 2; }
 command -v redis-server > /dev/null || { echo "deploy: redis-server missing (make deps)" >&2; exit 2; }
 # how long a task outlives its worker's last renewal (renewed every third)
-lease_ms=${LEASE_MS:-3000}
+lease_ms=${LEASE_MS:-4000}
 dir=$(mktemp -d /tmp/jrpc-deploy-XXXX)
 launcher='' nginx_started='' redis=''
 cleanup () {

@@ -19,18 +19,22 @@
 url="http://127.0.0.1:$listen/mcp"
 CAPS='{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}'
 META="\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":$CAPS}"
-rpc_id=0 logged=$(wc -l < "$dir/access.log")
+rpc_id=0
 fail () { echo "deploy: $*"; exit 1; }
 
-# The worker of the next request nginx logs (it logs once the reply is
-# sent), in $worker.
-next_worker () {
-  local _ port
-  for _ in $(seq 100); do [ "$(wc -l < "$dir/access.log")" -gt "$logged" ] && break; sleep 0.05; done
-  logged=$((logged + 1))
+# The worker that served the request to /mcp?r=TAG, in $worker: nginx logs
+# each request once its reply is sent, with the upstream it used (the
+# query tags our requests among any others the log gets meanwhile).
+worker_of () {
+  local _ line port
+  for _ in $(seq 100); do
+    line=$(grep -F "\"POST /mcp?r=$1 HTTP/1.1\"" "$dir/access.log" || true)
+    [ -n "$line" ] && break
+    sleep 0.05
+  done
   # the last upstream tried (a refused one comes first: "A, B")
-  port=$(sed -n "${logged}p" "$dir/access.log" | sed -n 's/.*[ =]127\.0\.0\.1:\([0-9]*\)$/\1/p')
-  [ -n "$port" ] || fail "nginx logged no upstream for request $logged"
+  port=$(printf '%s\n' "$line" | sed -n 's/.*[ =]127\.0\.0\.1:\([0-9]*\)$/\1/p')
+  [ -n "$port" ] || fail "nginx logged no upstream for request r=$1"
   worker=$((port - base))
 }
 
@@ -40,9 +44,9 @@ post () {
   curl -s -m 10 -o "$dir/reply" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
     -H "Mcp-Method: $1" -H "Mcp-Name: $2" \
-    --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$rpc_id,\"method\":\"$1\",\"params\":{$3,$META}}" "$url" \
+    --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$rpc_id,\"method\":\"$1\",\"params\":{$3,$META}}" "$url?r=$rpc_id" \
     || fail "$1 through nginx: curl failed"
-  next_worker
+  worker_of "$rpc_id"
 }
 field () { grep -o "\"$1\":\"[^\"]*\"" "$dir/reply" | head -n 1 | sed 's/.*:"\(.*\)"/\1/'; }
 
@@ -98,7 +102,7 @@ curl -s -N -m 30 -o "$dir/listen" -H 'Content-Type: application/json' \
   -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
   -H 'Mcp-Method: subscriptions/listen' \
   --data-binary "{\"jsonrpc\":\"2.0\",\"id\":\"listen-1\",\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{\"toolsListChanged\":true},$META}}" \
-  "$url" &
+  "$url?r=listen" &
 listener=$!
 for _ in $(seq 100); do grep -q 'subscriptions/acknowledged' "$dir/listen" 2>/dev/null && break; sleep 0.05; done
 grep -q 'subscriptions/acknowledged' "$dir/listen" || fail "the listen stream was not acknowledged"
@@ -107,7 +111,7 @@ trigger_on=$worker
 for _ in $(seq 100); do grep -q 'notifications/tools/list_changed' "$dir/listen" && break; sleep 0.05; done
 kill "$listener" 2>/dev/null || true
 wait "$listener" 2>/dev/null || true
-next_worker
+worker_of listen
 listen_on=$worker
 echo "deploy: a tool registered on worker $trigger_on; the listen stream on worker $listen_on heard:"
 grep '^data:' "$dir/listen" | sed 's/^/  /'
