@@ -115,6 +115,10 @@ echo "deploy: 2025-11-25 through nginx: $routed requests with a session id, all 
 
 # What the workers share through Redis; kills one worker ($victim).
 . spec/deploy/shared.sh
+# Redis never failed them: no fault of the events bus or of a lease logged.
+faults=$(grep -cE '^jrpc\.mcp\.events_redis: |lease not renewed' "$dir/workers.log" || true)
+echo "deploy: Redis faults the workers logged: $faults"
+[ "$faults" = 0 ] || { grep -E '^jrpc\.mcp\.events_redis: |lease not renewed' "$dir/workers.log"; exit 1; }
 
 kill -TERM "$launcher"
 wait "$launcher" && lrc=0 || lrc=$?
