@@ -55,9 +55,10 @@ ABI_CFLAGS_5.4 = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS)
 ABI_CFLAGS_jit = $(LUAJIT_CFLAGS) $(CRYPTO_CFLAGS)
 
 # The core is one translation unit: src/core.c includes the other src/*.c,
-# so any src/*.c or src/*.h change rebuilds both modules.
+# so any src/*.c or src/*.h change rebuilds both modules (but src/resp.c,
+# the module jrpc.resp, which includes none of them).
 CORE_SRC := src/core.c
-CORE_DEPS := $(wildcard src/*.c src/*.h)
+CORE_DEPS := $(filter-out src/resp.c,$(wildcard src/*.c src/*.h))
 MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
   build/5.4/jrpc/core_tls.so build/jit/jrpc/core_tls.so \
   build/5.4/jrpc/lineread.so build/jit/jrpc/lineread.so \
