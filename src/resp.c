@@ -66,7 +66,7 @@ RESP_EXPORT int luaopen_jrpc_resp (lua_State *L);
 
 typedef struct Reader {
   redisReader *r;           /* NULL once collected */
-  redisReply *held;         /* the reply being converted, freed by owner */
+  redisReply *held;         /* the reply being converted (drop_held) */
   long long declared;       /* array elements declared by the reply so far */
   long long max_elements;
   long long refused;        /* the count that broke 'max_elements', or 0 */
