@@ -5,7 +5,7 @@
 #
 # Overridable: CC, CFLAGS (default -O2), CPPFLAGS, LDFLAGS, LIBFLAG,
 # PKG_CONFIG, LUA54_CFLAGS, LUAJIT_CFLAGS, CJSON_LIBS, CRYPTO_CFLAGS,
-# CRYPTO_LIBS, SSL_LIBS, LLHTTP_LIBS, WERROR=1.
+# CRYPTO_LIBS, SSL_LIBS, LLHTTP_LIBS, HIREDIS_LIBS, WERROR=1.
 # The modules are not linked against liblua: the interpreter provides the symbols.
 
 SHELL := /bin/bash
@@ -34,6 +34,9 @@ SSL_LIBS ?= $(or $(call pc,--libs,libssl),-lssl)
 # `make deps` installs on Debian 12 too: see deps-llhttp)
 LLHTTP_LIBS ?= -lllhttp
 CORE_LIBS = $(CJSON_LIBS) $(LLHTTP_LIBS)
+# hiredis (Debian's libhiredis-dev), for jrpc.resp alone (src/resp.c): the
+# Redis protocol's reader and command formatter, used by jrpc.redis
+HIREDIS_LIBS ?= $(or $(call pc,--libs,hiredis),-lhiredis)
 # jrpc.core_tls (src/core_tls.c: tls.c, crypto.c) alone links OpenSSL;
 # jrpc.core loads it on first use, so the core itself maps no OpenSSL.
 TLS_LIBS = $(SSL_LIBS) $(CRYPTO_LIBS)
@@ -52,12 +55,14 @@ ABI_CFLAGS_5.4 = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS)
 ABI_CFLAGS_jit = $(LUAJIT_CFLAGS) $(CRYPTO_CFLAGS)
 
 # The core is one translation unit: src/core.c includes the other src/*.c,
-# so any src/*.c or src/*.h change rebuilds both modules.
+# so any src/*.c or src/*.h change rebuilds both modules (but src/resp.c,
+# the module jrpc.resp, which includes none of them).
 CORE_SRC := src/core.c
-CORE_DEPS := $(wildcard src/*.c src/*.h)
+CORE_DEPS := $(filter-out src/resp.c,$(wildcard src/*.c src/*.h))
 MODULES := build/5.4/jrpc/core.so build/jit/jrpc/core.so \
   build/5.4/jrpc/core_tls.so build/jit/jrpc/core_tls.so \
-  build/5.4/jrpc/lineread.so build/jit/jrpc/lineread.so
+  build/5.4/jrpc/lineread.so build/jit/jrpc/lineread.so \
+  build/5.4/jrpc/resp.so build/jit/jrpc/resp.so
 # Neovim's require finds C modules at lua/?.so in each runtimepath entry:
 # `make` (a plugin manager's build step) copies the LuaJIT builds there, so
 # the checkout works as a plugin. Lua 5.4 never looks there (its default
@@ -70,7 +75,7 @@ LINK_FLAGS = $(LIBFLAG) $(LDFLAGS) $(CORE_LIBS)
 # (procps: pgrep, with which spec/deploy/lib.sh finds the launcher's workers)
 DEB_PACKAGES := lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 libcjson-dev \
   lua-busted lua-check luarocks lua-cjson lua-dkjson lua-luv pkg-config gcc make valgrind \
-  clang libclang-rt-14-dev llvm libssl-dev openssl \
+  clang libclang-rt-14-dev llvm libssl-dev openssl libhiredis-dev \
   love xvfb xauth lua-socket lua-cqueues neovim clangd nginx gnuplot-nox procps redis-server
 LLHTTP_APT ?= build/apt-trixie
 LLHTTP_DEBS := libllhttp9.2 libllhttp-dev
@@ -106,9 +111,9 @@ ABI_CFLAGS_asan = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS) $(SAN_FLAGS)
 ABI_CFLAGS_memcheck = $(LUA54_CFLAGS) $(CRYPTO_CFLAGS) -g
 ASAN_LUA := build/asan/bin/lua5.4
 ASAN_DEPS = all embed bench-tools node-deps build/asan/jrpc/core.so build/asan/jrpc/core_tls.so \
-  build/asan/jrpc/lineread.so $(ASAN_LUA)
+  build/asan/jrpc/lineread.so build/asan/jrpc/resp.so $(ASAN_LUA)
 MEMCHECK_MODULES := build/memcheck/jrpc/core.so build/memcheck/jrpc/core_tls.so \
-  build/memcheck/jrpc/lineread.so
+  build/memcheck/jrpc/lineread.so build/memcheck/jrpc/resp.so
 ASAN_ENV = PATH="$(CURDIR)/build/asan/bin:$$PATH" \
   JRPC_CPATH_5_4="$(CURDIR)/build/asan/?.so" JRPC_SANITIZER=asan \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$(CURDIR)/build/asan/log/asan \
@@ -116,7 +121,7 @@ ASAN_ENV = PATH="$(CURDIR)/build/asan/bin:$$PATH" \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 # the two "scale" tests spend 80 s in Lua loops under valgrind; they run under test-asan
 VALGRIND_SPECS = $(wildcard spec/core_*_spec.lua) spec/pending_spec.lua \
-  spec/peer_spec.lua spec/params_spec.lua
+  spec/peer_spec.lua spec/params_spec.lua spec/resp_spec.lua
 VALGRIND_SKIP ?= scale
 
 FUZZ_CC ?= clang
@@ -135,7 +140,7 @@ FUZZ_SHORT_SECONDS ?= 5
 # {====================================================================
 # The targets. A `## ` comment after a target is what `make help` prints.
 # =====================================================================
-all: $(MODULES) $(NVIM_MODULES) ## build/5.4 and build/jit: jrpc.core, jrpc.core_tls, jrpc.lineread (LuaJIT's copied to lua/jrpc/ for Neovim)
+all: $(MODULES) $(NVIM_MODULES) ## build/5.4 and build/jit: jrpc.core, jrpc.core_tls, jrpc.lineread, jrpc.resp (LuaJIT's core ones copied to lua/jrpc/ for Neovim)
 
 nvim: $(NVIM_MODULES) ## only what Neovim loads: the LuaJIT builds, in lua/jrpc/ (no Lua 5.4 headers needed)
 
@@ -204,7 +209,7 @@ test-deploy: all conformance-deps build/bench/httpload ## 4 workers behind nginx
 test-asan: $(ASAN_DEPS) ## every spec file under Lua 5.4 against build/asan (ASan + UBSan + LSan)
 	@$(ASAN_ENV) bash scripts/test_asan.sh
 
-test-valgrind: $(MEMCHECK_MODULES) ## the core, pending, peer and params specs under valgrind memcheck
+test-valgrind: $(MEMCHECK_MODULES) ## the core, pending, peer, params and resp specs under valgrind memcheck
 	@VALGRIND_SPECS="$(VALGRIND_SPECS)" VALGRIND_SKIP="$(VALGRIND_SKIP)" bash scripts/test_valgrind.sh
 
 test-allocfail: build/allocfail ## the core session with each allocation failing in turn
@@ -287,6 +292,12 @@ build/%/jrpc/lineread.so: src/io/lineread.c build/%/flags.txt build/%/deps.ok
 	@mkdir -p $(@D) && rm -f $@
 	$(CC) $(ABI_FLAGS) -o $@ $< $(LIBFLAG) $(LDFLAGS)
 
+# jrpc.resp: RESP2 on hiredis (src/resp.c), for jrpc.redis; its own
+# dependency check, so that `make nvim` and the core need no hiredis.
+build/%/jrpc/resp.so: src/resp.c build/%/flags.txt build/%/deps-resp.ok
+	@mkdir -p $(@D) && rm -f $@
+	$(CC) $(ABI_FLAGS) -o $@ $< $(LIBFLAG) $(LDFLAGS) $(HIREDIS_LIBS)
+
 # Before an ABI's first compile (and again when its flags change), every
 # header and library its modules need is looked for; what is missing is
 # reported with the Debian package that provides it (scripts/check_deps.sh).
@@ -302,13 +313,18 @@ build/%/deps.ok: build/%/flags.txt $(CHECK_DEPS)
 	  sh $(CHECK_DEPS) $(LUA_PC_$*) core core_tls lineread
 	@touch $@
 
+build/%/deps-resp.ok: build/%/flags.txt $(CHECK_DEPS)
+	@CC='$(CC)' PKG_CONFIG='$(PKG_CONFIG)' CFLAGS='$(ABI_FLAGS)' HIREDIS_LIBS='$(HIREDIS_LIBS)' \
+	  sh $(CHECK_DEPS) $(LUA_PC_$*) resp
+	@touch $@
+
 $(NVIM_DEBIAN13)/bin/nvim: spec/nvim/debian13.sh
 	@rm -f $@
 	sh spec/nvim/debian13.sh $(NVIM_DEBIAN13)
 
 FORCE:
 
-.PRECIOUS: build/%/flags.txt build/%/deps.ok
+.PRECIOUS: build/%/flags.txt build/%/deps.ok build/%/deps-resp.ok
 
 $(NODE_STAMP): node/package.json node/package-lock.json
 	cd node && npm ci --no-audit --no-fund

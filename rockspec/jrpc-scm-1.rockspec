@@ -51,6 +51,11 @@ external_dependencies = {
     header = "openssl/ssl.h",
     library = "ssl",
   },
+  -- hiredis (Debian: libhiredis-dev): the Redis protocol (jrpc.resp only)
+  HIREDIS = {
+    header = "hiredis/hiredis.h",
+    library = "hiredis",
+  },
 }
 
 build = {
@@ -75,6 +80,14 @@ build = {
     -- the blocking stdio transport's bounded line read (I/O: not in the core)
     ["jrpc.lineread"] = {
       sources = {"src/io/lineread.c"},
+    },
+    -- RESP2 on hiredis, for jrpc.redis: its own module, so that only a
+    -- process that talks to Redis maps libhiredis
+    ["jrpc.resp"] = {
+      sources = {"src/resp.c"},
+      libraries = {"hiredis"},
+      incdirs = {"$(HIREDIS_INCDIR)"},
+      libdirs = {"$(HIREDIS_LIBDIR)"},
     },
     ["jrpc"] = "lua/jrpc/init.lua",
     ["jrpc.cli"] = "lua/jrpc/cli/init.lua",

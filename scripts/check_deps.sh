@@ -1,13 +1,13 @@
 #!/bin/sh
 # scripts/check_deps.sh LUA MODULE...: run by make before it compiles an ABI's
 # modules. Looks for each header and library the named modules need
-# (core: cJSON and llhttp; core_tls: OpenSSL; all: the Lua headers of LUA,
-# "lua5.4" or "luajit") the way the build will, and reports every missing
-# one with the Debian package that provides it, then fails; a missing
-# dependency would otherwise show as a raw compiler error.
+# (core: cJSON and llhttp; core_tls: OpenSSL; resp: hiredis; all: the Lua
+# headers of LUA, "lua5.4" or "luajit") the way the build will, and reports
+# every missing one with the Debian package that provides it, then fails; a
+# missing dependency would otherwise show as a raw compiler error.
 #
 # Environment (from the Makefile): CC, PKG_CONFIG, CFLAGS (the build's
-# compile flags for this ABI), CJSON_LIBS, LLHTTP_LIBS, TLS_LIBS.
+# compile flags for this ABI), CJSON_LIBS, LLHTTP_LIBS, TLS_LIBS, HIREDIS_LIBS.
 # Each probe adds the package's own pkg-config flags, so that a missing
 # package does not hide another one that pkg-config names together.
 
@@ -67,6 +67,9 @@ for module in "$@"; do
       compiles libssl "$TLS_LIBS" '#include <openssl/ssl.h>' \
         || report "openssl/ssl.h or $TLS_LIBS" libssl-dev ;;
     lineread) ;;
+    resp)
+      compiles "" "${HIREDIS_LIBS:--lhiredis}" '#include <hiredis/hiredis.h>' \
+        || report "hiredis/hiredis.h or ${HIREDIS_LIBS:--lhiredis}" libhiredis-dev ;;
     *) echo "check_deps.sh: unknown module '$module'" >&2; exit 2 ;;
   esac
 done

@@ -104,6 +104,7 @@ describe("the public API", function()
     for name in files.read("lua/jrpc/init.lua"):gmatch("\nM%.([%a][%w_]*) = ") do exists["jrpc." .. name] = true end
     exists["jrpc.lineread"] = true  -- a C module (src/io/lineread.c), named in "Memory"
     exists["jrpc.core_tls"] = true  -- a C module (src/core_tls.c), named in "Memory"
+    exists["jrpc.resp"] = true  -- a C module (src/resp.c)
     -- values of the other module tables (mcp.protocol), and the Lua modules
     -- themselves, named as a user requires them (jrpc.socket, jrpc.uv.http_client)
     for _, where in ipairs(PUBLIC) do
@@ -156,6 +157,9 @@ describe("the C modules' declarations (types/jrpc/core.lua)", function()
     check("HttpClient", getmetatable(core.http_client()).__index)
     check("Tls", getmetatable(core.tls_client{ verify = false }).__index)
     check("lineread", require "jrpc.lineread")
+    local resp = require "jrpc.resp"
+    check("resp", resp)
+    check("RespReader", getmetatable(resp.reader()).__index)
     table.sort(missing)
     assert.same({}, missing)
   end)

@@ -90,8 +90,8 @@ exec cc "$@"
     }, "\n"), (split(out)))
   end)
 
-  it("`make nvim` builds Neovim's three modules without Lua 5.4's headers", function()
-    local out, code = make("nvim", "lua.h")
+  it("`make nvim` builds Neovim's three modules without Lua 5.4's headers or hiredis", function()
+    local out, code = make("nvim", "lua.h hiredis/hiredis.h")
     assert.are.equal(0, code, out)
     assert.are.equal("", out)
     local built = sh(("cd %q && ls build/jit/jrpc lua/jrpc && ls build"):format(dir))
@@ -100,6 +100,24 @@ exec cc "$@"
     local loaded = sh(("cd %q && luajit -e 'package.cpath=\"lua/?.so\" print(require(\"jrpc.core\").encode({1}))'")
       :format(dir))
     assert.are.equal("[1]\n", loaded)
+  end)
+
+  it("names libhiredis-dev for jrpc.resp, in a check of its own", function()
+    local out, code = make("build/jit/jrpc/resp.so", "hiredis/hiredis.h")
+    assert.are.equal(2, code)
+    local ours, makes = split(out)
+    assert.are.equal(table.concat({
+      "make: missing hiredis/hiredis.h or -lhiredis: install libhiredis-dev",
+      "make: Debian:  sudo apt-get install libhiredis-dev",
+    }, "\n"), ours)
+    assert.are.same({ "make: *** [" .. root .. "/Makefile:" .. makes[1]:match(":(%d+):")
+      .. ": build/jit/deps-resp.ok] Error 1" }, makes)
+    assert.are.equal("flags.txt\n", (sh(("ls %q/build/jit"):format(dir))))  -- nothing compiled
+    out, code = make("build/jit/jrpc/resp.so")
+    assert.are.equal(0, code, out)
+    assert.are.equal("", out)
+    assert.are.equal("function\n", (sh(("cd %q && luajit -e 'package.cpath=\"build/jit/?.so\" "
+      .. "print(type(require(\"jrpc.resp\").command))'"):format(dir))))
   end)
 
   it("passes silently when everything is there, and checks once", function()

@@ -47,15 +47,17 @@ describe("jrpc.redis", function()
     local stream = "+OK\r\n:42\r\n$5\r\nhello\r\n$-1\r\n*2\r\n$1\r\na\r\n*1\r\n:1\r\n-ERR wrong\r\n"
     local want = { "OK", 42, "hello", redis.NIL, { "a", { 1 } }, { err = "ERR wrong" } }
     for cut = 0, #stream do
-      local got, rest = redis.decode(stream:sub(1, cut))
-      local more
-      more, rest = redis.decode(rest .. stream:sub(cut + 1))
-      for _, v in ipairs(more) do got[#got + 1] = v end
+      local reader, got = redis.reader(), {}
+      for _, part in ipairs{ stream:sub(1, cut), stream:sub(cut + 1) } do
+        assert.is_true(reader:feed(part))
+        for v in reader.next, reader do got[#got + 1] = v end
+      end
       assert.are.same(want, got)
-      assert.are.equal("", rest)
     end
     assert.are.equal("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n10\r\n", redis.encode{ "SET", "k", 10 })
-    assert.has_error(function() redis.decode("?x\r\n") end, "redis: unknown reply type ?")
+    local reader = redis.reader()
+    reader:feed("?x\r\n")
+    assert.are.same({ nil, 'Protocol error, got "?" as reply type byte' }, { reader:next() })
   end)
 end)
 

@@ -15,6 +15,7 @@ inside(package.searchpath("jrpc", package.path), "jrpc")
 inside(package.searchpath("jrpc.core", package.cpath), "jrpc.core")
 inside(package.searchpath("jrpc.lineread", package.cpath), "jrpc.lineread")
 inside(package.searchpath("jrpc.core_tls", package.cpath), "jrpc.core_tls")
+inside(package.searchpath("jrpc.resp", package.cpath), "jrpc.resp")
 
 local core = require("jrpc.core")
 
@@ -51,5 +52,13 @@ local mac = core.hmac_sha256("Jefe", "what do ya want for nothing?")
 assert(mac:gsub(".", function(c) return ("%02x"):format(c:byte()) end)
   == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", "hmac_sha256")
 assert(package.loaded["jrpc.core_tls"], "jrpc.core_tls not loaded by core.hmac_sha256")
+
+-- jrpc.resp (the tree's, on hiredis): a command's bytes read back
+assert(package.loaded["jrpc.resp"] == nil, "jrpc.resp loaded by require 'jrpc'")
+local resp = require("jrpc.resp")
+local reader = resp.reader()
+reader:feed(resp.command{ "SET", "k", 10 })
+local args = reader:next()
+assert(type(args) == "table" and table.concat(args, " ") == "SET k 10", "resp.command read back")
 
 print("rock ok")

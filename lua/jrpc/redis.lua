@@ -6,10 +6,11 @@
 -- reply, or nil and a jrpc.Error: code "redis" for the server's error
 -- reply (its text as the message), "timeout", "closed", "connect".
 --
--- The reply reader is a pure function of the bytes received (no I/O), so
--- any split of the stream reads the same.
+-- Replies are read by jrpc.resp (the C module on Debian's hiredis, whose
+-- reader does no I/O), so any split of the stream reads the same.
 local errors = require "jrpc.errors"
 local options = require "jrpc.options"
+local resp = require "jrpc.resp"
 local workers = require "jrpc.workers"
 
 local M = {}
@@ -24,73 +25,24 @@ M.DEFAULTS = { host = "127.0.0.1", port = 6379, timeout = 5 }
 M.NIL = setmetatable({}, { __tostring = function() return "redis.NIL" end })
 
 -- {======================================================================
--- RESP2: commands out, replies in
+-- RESP2: commands out, replies in (jrpc.resp, on hiredis)
 -- =======================================================================
 
 --- A command as RESP (an array of bulk strings): every argument a string
---- or a number.
+--- or a number (an integer value as its digits). Raises for other values.
 ---@param args table
 ---@return string
 function M.encode(args)
-  local out = { "*", tostring(#args), "\r\n" }
-  for i = 1, #args do
-    local a = args[i]
-    if type(a) == "number" then a = (a % 1 == 0 and ("%d"):format(a) or tostring(a)) end
-    if type(a) ~= "string" then error("redis: command arguments must be strings or numbers", 3) end
-    out[#out + 1] = "$" .. #a .. "\r\n" .. a .. "\r\n"
-  end
-  return table.concat(out)
+  return resp.command(args)
 end
 
-local parse
-
--- One reply at `pos` of `buf`: the value and the position after it, or nil
--- when the reply is not complete yet. An error reply is {err = text}.
-function parse(buf, pos)
-  local nl = buf:find("\r\n", pos, true)
-  if not nl then return nil end
-  local kind, line = buf:sub(pos, pos), buf:sub(pos + 1, nl - 1)
-  local after = nl + 2
-  if kind == "+" then return line, after end
-  if kind == "-" then return { err = line }, after end
-  if kind == ":" then return tonumber(line), after end
-  if kind == "$" then
-    local n = tonumber(line)
-    if n == nil then error("redis: bad bulk length " .. line, 0) end
-    if n < 0 then return M.NIL, after end
-    if #buf < after + n + 1 then return nil end
-    return buf:sub(after, after + n - 1), after + n + 2
-  end
-  if kind == "*" then
-    local n = tonumber(line)
-    if n == nil then error("redis: bad array length " .. line, 0) end
-    if n < 0 then return M.NIL, after end
-    local list = {}
-    for i = 1, n do
-      local v
-      v, after = parse(buf, after)
-      if v == nil then return nil end
-      list[i] = v
-    end
-    return list, after
-  end
-  error("redis: unknown reply type " .. kind, 0)
-end
-
---- The complete replies at the start of `buf`, and what is left of it.
---- Raises on bytes that are no RESP.
----@param buf string
----@return table replies
----@return string rest
-function M.decode(buf)
-  local replies, pos = {}, 1
-  while pos <= #buf do
-    local v, after = parse(buf, pos)
-    if v == nil then break end
-    replies[#replies + 1] = v
-    pos = after
-  end
-  return replies, buf:sub(pos)
+--- A reader of replies (jrpc.resp's, sans-I/O): `reader:feed(bytes)`, then
+--- `reader:next()` for each complete reply: a string, an integer, a list,
+--- redis.NIL, or `{err = text}` for an error reply; nothing while no reply
+--- is complete; nil and a message for bytes that are no RESP (for good).
+---@return userdata
+function M.reader()
+  return resp.reader{ nil_value = M.NIL }
 end
 
 -- }======================================================================
@@ -118,20 +70,24 @@ local function report(self, msg)
 end
 
 -- Bytes from the server: each complete reply settles the oldest command.
+-- Bytes that are no RESP end the connection: nothing after them can be
+-- matched to a command.
 local function on_bytes(self, data)
-  self.buf = self.buf .. data
-  local ok, replies, rest = pcall(M.decode, self.buf)
-  if not ok then
-    report(self, tostring(replies))
-    self:close()
-    return
-  end
-  self.buf = rest
-  for _, reply in ipairs(replies) do
+  local reader = self.reader
+  reader:feed(data)
+  while true do
+    local reply, err = reader:next()
+    if reply == nil then
+      if err then
+        report(self, "redis: " .. err)
+        self:close()
+      end
+      return
+    end
     -- a subscribed connection's pushes answer no command (Conn:subscribe)
     if self.on_message and type(reply) == "table" and reply[1] == "message" then
-      local fine, err = pcall(self.on_message, reply[2], reply[3])
-      if not fine then report(self, "on_message: " .. tostring(err)) end
+      local fine, perr = pcall(self.on_message, reply[2], reply[3])
+      if not fine then report(self, "on_message: " .. tostring(perr)) end
     else
       local done = self.waiting[self.first]
       self.waiting[self.first] = nil
@@ -156,7 +112,7 @@ function M.connect(opts)
   local timeout = opts.timeout or M.DEFAULTS.timeout
   if type(timeout) ~= "number" or timeout <= 0 then error("jrpc.redis.connect: timeout must be a number > 0", 2) end
   local tcp = uv.new_tcp()
-  local self = setmetatable({ uv = uv, tcp = tcp, buf = "", waiting = {}, first = 1, last = 0,
+  local self = setmetatable({ uv = uv, tcp = tcp, reader = M.reader(), waiting = {}, first = 1, last = 0,
     timeout = timeout, on_error = opts.on_error }, Conn)
   local _, err = workers.await(co, function(msg) report(self, msg) end, function(done)
     local ok, req, why = pcall(tcp.connect, tcp, host, port, function(e) done(e, true) end)

@@ -1,5 +1,5 @@
 ---@meta jrpc.core
--- LuaCATS declarations of the C modules jrpc.core and jrpc.lineread, for
+-- LuaCATS declarations of the C modules jrpc.core, jrpc.lineread and jrpc.resp, for
 -- lua-language-server (add this `types/` directory to `workspace.library`).
 -- The contract itself is src/CORE_API.md; spec/api_doc_spec.lua checks that
 -- every function the built modules export is declared here. core.tls_client,
@@ -484,5 +484,40 @@ function lineread.keep_stdout() end
 ---@return true|nil ok
 ---@return string|nil msg
 function lineread.write(fd, bytes) end
+
+--- RESP2, the Redis protocol, on hiredis (the C module beside the core that jrpc.redis uses).
+---@class jrpc.resp
+---@field NIL table  the default value of a nil bulk string or array (tostring: "resp.NIL")
+local resp = {}
+
+---@class jrpc.RespReader
+local RespReader = {}
+
+--- A reader of replies: no I/O, any split of the stream reads the same. `nil_value`: what a
+--- nil bulk string or array reads as (default resp.NIL); `max_elements`: the most array
+--- elements one reply may declare in all (1 to 2^31-1, default 2^20). hiredis reads arrays
+--- nested at most 7 levels below the top one. Raises for an unknown option or a bad value.
+---@param opts? {nil_value?: any, max_elements?: integer}
+---@return jrpc.RespReader
+function resp.reader(opts) end
+
+--- Add bytes from the server: true, or nil, msg once the reader has failed.
+---@param bytes string
+---@return true|nil ok
+---@return string|nil msg
+function RespReader:feed(bytes) end
+
+--- The next complete reply: a string (status or bulk), an integer, `{err = text}` (an error
+--- reply), the nil value, or a list of replies; nothing while none is complete; nil, msg on
+--- bytes that are no RESP (and on every call after).
+---@return any reply
+---@return string|nil msg
+function RespReader:next() end
+
+--- The RESP bytes of a command: an array of strings and numbers (integer values as their
+--- digits), at least one. Raises for any other value, NaN or an empty array.
+---@param args (string|number)[]
+---@return string
+function resp.command(args) end
 
 return core
