@@ -200,7 +200,7 @@ test-conformance: all conformance-deps ## the MCP conformance suite, server and 
 	bash spec/mcp/conformance_client.sh 2025-11-25 lua5.4
 	bash spec/mcp/conformance_client.sh 2025-11-25 luajit
 
-test-deploy: all conformance-deps build/bench/httpload ## 4 workers behind nginx: the suite through it, then one killed under load
+test-deploy: all conformance-deps build/bench/httpload ## 4 workers behind nginx and a redis-server: the suite through it (tasks included), tasks and events across workers, then one killed under load
 	timeout 90 bash spec/deploy/run.sh lua5.4
 	timeout 90 bash spec/deploy/run.sh luajit
 	timeout 60 bash spec/deploy/fault.sh lua5.4
