@@ -13,40 +13,16 @@ local tasks = require "jrpc.mcp.tasks"
 local mcp_client = require "jrpc.mcp.client"
 local jrpc_decode = require("jrpc").decode
 
-local uv = S.uv
 
-local function free_port()
-  local tcp = uv.new_tcp()
-  assert(tcp:bind("127.0.0.1", 0))
-  local port = tcp:getsockname().port
-  tcp:close()
-  return port
-end
-
--- redis-server on `port` (default a free one), no persistence; its port
--- once it is ready, and its process.
-local function start_redis(port)
-  assert(os.execute("command -v redis-server > /dev/null"), "redis-server is not installed: run make deps")
-  local log = { text = "" }
-  port = port or free_port()
-  local child = assert(S.sh(("exec redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no 1>&2")
-    :format(port), { stderr = function(chunk) log.text = log.text .. chunk end }))
-  assert(S.wait_until(function() return log.text:find("Ready to accept connections", 1, true) ~= nil end, 10),
-    "redis-server did not start: " .. log.text)
-  return port, child
-end
+local R = dofile("spec/redis_support.lua")(S)
+local free_port, start_redis = R.free_port, R.start_redis
 
 -- An everything server with its tasks and events in the Redis at `port`:
 -- its URL, its process and its stderr so far.
 local function everything(port, extra)
-  local log = { text = "" }
-  local args = { "examples/mcp/everything_server.lua", "--http", "127.0.0.1:0",
-    "--task-store-redis", "127.0.0.1:" .. port, "--events-redis", "127.0.0.1:" .. port }
+  local args = { "--events-redis", "127.0.0.1:" .. port }
   for _, a in ipairs(extra or {}) do args[#args + 1] = a end
-  local child = assert(S.spawn{ cmd = S.INTERP, args = args, stderr = function(chunk) log.text = log.text .. chunk end })
-  local pattern = "listening on (http://127%.0%.0%.1:%d+/mcp)\n"
-  assert(S.wait_until(function() return log.text:match(pattern) ~= nil end, 10), "did not start: " .. log.text)
-  return log.text:match(pattern), child, log
+  return R.everything(port, args)
 end
 
 -- A listen on `client` with `filter`: the notifications it hears, by method.

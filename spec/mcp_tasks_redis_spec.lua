@@ -10,37 +10,15 @@ local redis = require "jrpc.redis"
 local redis_store = require "jrpc.mcp.task_store_redis"
 local mcp_client = require "jrpc.mcp.client"
 
-local uv = S.uv
 
--- A free TCP port on loopback (bound, read, released).
-local function free_port()
-  local tcp = uv.new_tcp()
-  assert(tcp:bind("127.0.0.1", 0))
-  local port = tcp:getsockname().port
-  tcp:close()
-  return port
-end
+local R = dofile("spec/redis_support.lua")(S)
+local free_port = R.free_port
 
 -- redis-server on a free port, no persistence; its port once it is ready.
-local function start_redis()
-  assert(os.execute("command -v redis-server > /dev/null"), "redis-server is not installed: run make deps")
-  local port, log = free_port(), { text = "" }
-  -- its log goes to stderr: a child's stdout is the protocol pipe
-  assert(S.sh(("exec redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no 1>&2"):format(port),
-    { stderr = function(chunk) log.text = log.text .. chunk end }))
-  assert(S.wait_until(function() return log.text:find("Ready to accept connections", 1, true) ~= nil end, 10),
-    "redis-server did not start: " .. log.text)
-  return port
-end
+local function start_redis() return (R.start_redis()) end
 
-local function everything(redis_port)
-  local log = { text = "" }
-  assert(S.spawn{ cmd = S.INTERP, args = { "examples/mcp/everything_server.lua", "--http", "127.0.0.1:0",
-    "--task-store-redis", "127.0.0.1:" .. redis_port }, stderr = function(chunk) log.text = log.text .. chunk end })
-  local pattern = "listening on (http://127%.0%.0%.1:%d+/mcp)\n"
-  assert(S.wait_until(function() return log.text:match(pattern) ~= nil end, 10), "did not start: " .. log.text)
-  return log.text:match(pattern)
-end
+-- An everything server with its tasks in the Redis at `redis_port`: its URL.
+local function everything(redis_port) return (R.everything(redis_port)) end
 
 describe("jrpc.redis", function()
   it("reads replies on any split of the stream", function()
