@@ -1,4 +1,5 @@
-# scripts/busted_run.sh: run_busted, sourced by scripts/test.sh and
+# scripts/busted_run.sh: run_busted (and start_busted/finish_busted, the
+# same in the background), sourced by scripts/test.sh and
 # scripts/test_asan.sh (not run by itself).
 #
 # run_busted NAME CMD...: runs one busted command, its output shown and kept
@@ -13,6 +14,28 @@ run_busted () {
   name=$1; shift; log=build/busted-$name.log
   echo "== busted ($name): $*"
   "$@" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+  count_busted "$name" "$rc"
+}
+
+# start_busted NAME CMD...: the same run in the background, its output kept
+# in build/busted-NAME.log only; finish_busted NAME (after `wait`) shows
+# that log and counts it as run_busted does. Two runs side by side do not
+# mix their output.
+start_busted () {
+  name=$1; shift; log=build/busted-$name.log
+  rm -f "$log.rc"
+  { echo "== busted ($name): $*"; "$@"; } > "$log" 2>&1 && echo 0 > "$log.rc" || echo $? > "$log.rc" &
+}
+finish_busted () {
+  name=$1; log=build/busted-$name.log
+  cat "$log"
+  count_busted "$name" "$(cat "$log.rc" 2>/dev/null || echo 1)"
+  rm -f "$log.rc"
+}
+
+# count_busted NAME RC: the counting of run_busted, from build/busted-NAME.log.
+count_busted () {
+  name=$1; rc=$2; log=build/busted-$name.log
   plain=$(sed 's/\x1b\[[0-9;]*m//g' "$log")
   sum=$(printf '%s\n' "$plain" | grep -E '^[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors? / [0-9]+ pending' | tail -n 1)
   if [ -n "$sum" ]; then

@@ -9,6 +9,7 @@
 -- from a test CA made here (trusted through --ca-file, refused without
 -- it, --insecure), a refused connection and a server that never answers.
 -- Every check is on the exact stdout, stderr and exit status.
+if dofile("spec/once.lua")(pending, "the CLI's words and exit codes, run as child processes; its C paths are the other specs'", { "asan" }) then return end
 local jrpc = require "jrpc"
 local S = dofile("spec/uv_support.lua")
 local C = dofile("spec/cli_support.lua")(S)

@@ -6,6 +6,7 @@
 --     temporary directory made here;
 -- and commands that exit at once, never answer, or are given wrong.
 -- Every check is on the exact stdout, stderr and exit status.
+if dofile("spec/once.lua")(pending, "the CLI's words and exit codes, run as child processes; its C paths are the other specs'", { "asan" }) then return end
 local jrpc = require "jrpc"
 local S = dofile("spec/uv_support.lua")
 local files = dofile("spec/files.lua")

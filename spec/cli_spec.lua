@@ -4,6 +4,7 @@
 -- vscode-jsonrpc server (Content-Length on stdio), the node jayson server
 -- (TCP), and clangd (a real language server) when it is installed.
 -- Every check is on the exact stdout, stderr and exit status.
+if dofile("spec/once.lua")(pending, "the CLI's words and exit codes, run as child processes; its C paths are the other specs'", { "asan" }) then return end
 local jrpc = require "jrpc"
 local S = dofile("spec/uv_support.lua")
 local C = dofile("spec/cli_support.lua")(S)
