@@ -32,9 +32,23 @@ stage test-nvim $MAKE --no-print-directory test-nvim
 stage test-conformance $MAKE --no-print-directory test-conformance
 stage test-deploy $MAKE --no-print-directory test-deploy
 stage test-asan $MAKE --no-print-directory WERROR=1 test-asan
-stage test-valgrind $MAKE --no-print-directory WERROR=1 test-valgrind
 stage test-allocfail $MAKE --no-print-directory WERROR=1 test-allocfail
-stage fuzz-short $MAKE --no-print-directory fuzz-short
+# memcheck and the fuzzers side by side (each keeps one core busy; they
+# build disjoint trees, build/memcheck and build/fuzz), their output shown
+# one after the other
+valgrind_and_fuzz () {
+  $MAKE --no-print-directory WERROR=1 test-valgrind > build/test-valgrind.log 2>&1 & local v=$!
+  $MAKE --no-print-directory fuzz-short > build/fuzz-short.log 2>&1 & local f=$!
+  local vrc=0 frc=0
+  wait "$v" || vrc=$?
+  wait "$f" || frc=$?
+  echo "== test-valgrind"; cat build/test-valgrind.log
+  echo "== fuzz-short"; cat build/fuzz-short.log
+  [ "$vrc" = 0 ] || bad="$bad test-valgrind"
+  [ "$frc" = 0 ] || bad="$bad fuzz-short"
+  [ "$vrc" = 0 ] && [ "$frc" = 0 ]
+}
+stage test-valgrind+fuzz-short valgrind_and_fuzz
 echo "make test: stage times:$times"
 if [ -n "$bad" ]; then echo "make test: FAILED:$bad"; else echo "make test: all stages passed"; fi
 if [ -n "$(printf '%s' "$recap" | tr -d '[:space:]')" ]; then echo "make test: failing tests:"; printf '%s' "$recap" | grep -v '^$'; fi

@@ -6,6 +6,7 @@
 -- -32022 retry, probe fallbacks, the round bound) against a scripted
 -- in-process transport. A recording wrapper around the stdio transport
 -- shows what went on the wire (ids, requestState, progress tokens).
+if dofile("spec/once.lua")(pending, "the MCP client's rounds and calls in Lua, against servers it starts; the codec's C paths are the other specs'", { "asan" }) then return end
 local S = dofile("spec/uv_support.lua")
 local jrpc = require "jrpc"
 local mcp_client = require "jrpc.mcp.client"

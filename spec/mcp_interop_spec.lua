@@ -8,6 +8,7 @@
 --     input_required answered by its elicitation handler, then retried).
 -- Each node script (node/mcp_sdk1_client.js, node/mcp_client2.js) prints
 -- one JSON line per step; every line is compared exactly.
+if dofile("spec/once.lua")(pending, "MCP against the official SDK's processes, in Lua; the codec's C paths are the other specs'", { "asan" }) then return end
 local S = dofile("spec/uv_support.lua")
 local jrpc = require "jrpc"
 local slurp = dofile("spec/files.lua").take
