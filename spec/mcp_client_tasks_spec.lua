@@ -8,7 +8,6 @@ if dofile("spec/once.lua")(pending, "the MCP client's task calls in Lua; the cod
 local S = dofile("spec/uv_support.lua")
 local mcp_client = require "jrpc.mcp.client"
 
-local ISO = "^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$"
 local META = { ["io.modelcontextprotocol/serverInfo"] = { name = "jrpc-everything-server", version = "1.0.0" } }
 
 local function everything_http()
@@ -36,12 +35,8 @@ local function connect(transport, extra)
   return assert(mcp_client.connect(S.loop, opts))
 end
 
-local function timeless(t)
-  assert.matches(ISO, t.createdAt)
-  assert.matches(ISO, t.lastUpdatedAt)
-  t.createdAt, t.lastUpdatedAt = nil, nil
-  return t
-end
+-- A task as the wire carries it, its times checked and taken out.
+local timeless = dofile("spec/task_times.lua")(assert)
 
 for _, transport in ipairs{ "http", "stdio" } do
   describe("jrpc.mcp.client tasks over " .. transport, function()

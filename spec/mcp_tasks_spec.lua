@@ -13,7 +13,6 @@ local H = dofile("spec/mcp_http_support.lua")(S)
 
 local EXT = "io.modelcontextprotocol/tasks"
 local SERVER_INFO = { ["io.modelcontextprotocol/serverInfo"] = { name = "tasks-spec", version = "1.0.0" } }
-local ISO = "^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$"
 
 -- State the handlers leave for the specs to see.
 local seen
@@ -70,12 +69,7 @@ local function call(port, tool, args, opts)
 end
 
 -- A task as the wire carries it, its times checked and taken out.
-local function timeless(t)
-  assert.matches(ISO, t.createdAt)
-  assert.matches(ISO, t.lastUpdatedAt)
-  t.createdAt, t.lastUpdatedAt = nil, nil
-  return t
-end
+local timeless = dofile("spec/task_times.lua")(assert)
 
 local function get(port, id)
   local status, msg = rpc(port, "tasks/get", { taskId = id })
